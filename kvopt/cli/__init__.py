@@ -1,0 +1,1 @@
+"""The ``kvopt`` command line: ``kvopt.cli.main.main`` is the entry point."""

@@ -1,0 +1,128 @@
+"""Seeded instance generators (numpy ``Generator``; no global RNG).
+
+Seed 001 synthetic models (notes/seed-001-jaillet.md §5.1):
+
+- Model 1: ``M ~ U{30..50}``, ``n ~ U{40..60}``, ``s_i ~ U{1..5}``,
+  ``o_i ~ U{1..M - s_i}``, all arrivals at slot 0.
+- Model 2: same ``M``, ``s``, ``o``; horizon ``T ~ U{40..60}``, rate
+  ``lambda ~ U[0.5, 1.5]``, ``Poisson(lambda)`` arrivals in each slot ``t = 1..T``
+  (the paper leaves the discretisation open; this is the digest's resolution).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kvopt.core.instance import Instance
+
+SeedLike = int | np.random.Generator | None
+
+
+def _rng(seed: SeedLike) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def _lengths(rng: np.random.Generator, n: int, memory: int,
+             prompt_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    s = rng.integers(prompt_range[0], prompt_range[1] + 1, size=n)
+    o = rng.integers(1, memory - s + 1)  # U{1..M-s_i}, vectorized upper bound
+    return s, o
+
+
+def model1(
+    seed: SeedLike = None,
+    *,
+    n: int | None = None,
+    memory: int | None = None,
+    n_range: tuple[int, int] = (40, 60),
+    memory_range: tuple[int, int] = (30, 50),
+    prompt_range: tuple[int, int] = (1, 5),
+) -> Instance:
+    """Seed 001 Model 1: all requests arrive at slot 0.
+
+    Parameters
+    ----------
+    seed
+        Integer seed or ``numpy.random.Generator``.
+    n, memory
+        Fix the number of requests / the memory instead of drawing them.
+    n_range, memory_range, prompt_range
+        Inclusive ranges of the uniform draws.
+
+    Examples
+    --------
+    >>> inst = model1(7)
+    >>> inst.n >= 40 and 30 <= inst.memory <= 50 and int(inst.arrival.max()) == 0
+    True
+    >>> model1(7).sha256() == inst.sha256()
+    True
+    """
+    rng = _rng(seed)
+    M = int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
+    n_ = int(rng.integers(n_range[0], n_range[1] + 1)) if n is None else n
+    s, o = _lengths(rng, n_, M, prompt_range)
+    label = seed if isinstance(seed, int) else "gen"
+    return Instance(memory=M, arrival=np.zeros(n_, dtype=np.int64), prompt=s, output=o,
+                    name=f"model1-seed{label}-n{n_}-M{M}",
+                    source="kvopt.core.generators.model1 (seed 001 Sec. 5.1)")
+
+
+def model2(
+    seed: SeedLike = None,
+    *,
+    horizon: int | None = None,
+    rate: float | None = None,
+    memory: int | None = None,
+    horizon_range: tuple[int, int] = (40, 60),
+    rate_range: tuple[float, float] = (0.5, 1.5),
+    memory_range: tuple[int, int] = (30, 50),
+    prompt_range: tuple[int, int] = (1, 5),
+) -> Instance:
+    """Seed 001 Model 2: ``Poisson(lambda)`` arrivals in each slot ``1..T``.
+
+    At least one request is always generated (an empty draw is redrawn).
+
+    Examples
+    --------
+    >>> inst = model2(3)
+    >>> int(inst.arrival.min()) >= 1
+    True
+    """
+    rng = _rng(seed)
+    M = int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
+    T = int(rng.integers(horizon_range[0], horizon_range[1] + 1)) if horizon is None else horizon
+    lam = float(rng.uniform(*rate_range)) if rate is None else rate
+    while True:
+        counts = rng.poisson(lam, size=T)
+        if counts.sum() > 0:
+            break
+    arrival = np.repeat(np.arange(1, T + 1), counts)
+    s, o = _lengths(rng, arrival.size, M, prompt_range)
+    label = seed if isinstance(seed, int) else "gen"
+    return Instance(memory=M, arrival=arrival, prompt=s, output=o,
+                    name=f"model2-seed{label}-T{T}-M{M}",
+                    source=f"kvopt.core.generators.model2 (seed 001 Sec. 5.1), lambda={lam:.4f}")
+
+
+def random_small(
+    seed: SeedLike = None,
+    *,
+    n_range: tuple[int, int] = (1, 6),
+    memory_range: tuple[int, int] = (4, 12),
+    max_arrival: int = 4,
+    prompt_range: tuple[int, int] = (0, 3),
+) -> Instance:
+    """A tiny random instance for property tests and brute force (n <= 6 by default).
+
+    Examples
+    --------
+    >>> random_small(0).n <= 6
+    True
+    """
+    rng = _rng(seed)
+    M = int(rng.integers(memory_range[0], memory_range[1] + 1))
+    n = int(rng.integers(n_range[0], n_range[1] + 1))
+    s = rng.integers(prompt_range[0], min(prompt_range[1], M - 1) + 1, size=n)
+    o = rng.integers(1, M - s + 1)
+    a = rng.integers(0, max_arrival + 1, size=n)
+    return Instance(memory=M, arrival=a, prompt=s, output=o, name="random-small")

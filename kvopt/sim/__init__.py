@@ -1,0 +1,1 @@
+"""Simulation of online policies (see the simulator issue); ``admission`` holds MC-SF's rule."""
