@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,11 @@ from kvopt.core.errors import KvoptError
 #: Modules contributing sub-commands, in help order.
 COMMAND_MODULES = (
     "kvopt.cli.core_cmds",
+    "kvopt.mip.cli",
+    "kvopt.sim.cli",
+    "kvopt.theory.cli",
+    "kvopt.report.cli",
+    "kvopt.queueing.cli",
 )
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -37,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is None:  # a part not installed in this tree
+            continue
         importlib.import_module(name).add_parser(sub)
     return parser
 
