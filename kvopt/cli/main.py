@@ -30,6 +30,14 @@ COMMAND_MODULES = (
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
+def _present(module: str) -> bool:
+    """True if ``module`` exists (its import errors, if any, surface when it is imported)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (sub-commands registered from :data:`COMMAND_MODULES`)."""
     from kvopt import __version__
@@ -43,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is None:  # a part not installed in this tree
+        if not _present(name):  # a part not (yet) in this tree
             continue
         importlib.import_module(name).add_parser(sub)
     return parser
