@@ -1,0 +1,151 @@
+"""Backend protocol, result type and the registry of MILP backends.
+
+A backend turns a :class:`~kvopt.mip.data.MILPData` into a solver model, runs it and
+returns a :class:`BackendResult`. Backends import their solver lazily, so a missing solver
+only fails when it is used (:class:`~kvopt.core.errors.SolverNotAvailableError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.errors import SolverNotAvailableError
+from kvopt.mip.data import MILPData
+
+#: Raw backend statuses.
+STATUSES = ("optimal", "time_limit", "infeasible", "error")
+
+
+@dataclass
+class BackendResult:
+    """What a backend returns.
+
+    Attributes
+    ----------
+    status
+        One of :data:`STATUSES` as reported by the solver (``solve`` re-checks proofs).
+    x
+        Best solution found (``None`` if none).
+    objective
+        Objective of ``x`` as the solver reports it.
+    bound
+        Proven lower bound (``-inf`` if none).
+    runtime_s
+        Wall time of the solver call.
+    message
+        Solver's own status text.
+    """
+
+    status: str
+    x: NDArray[np.float64] | None
+    objective: float | None
+    bound: float
+    runtime_s: float
+    message: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """The backend protocol: ``name``, ``module`` (import name), ``solve``."""
+
+    name: str
+    module: str
+    description: str
+
+    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
+              relax: bool = False, verbose: bool = False) -> BackendResult:
+        """Solve ``data`` (its LP relaxation if ``relax``)."""
+        ...
+
+
+#: name -> "module:Class"; filled below, extend with :func:`register_backend`.
+_REGISTRY: dict[str, str] = {
+    "highs": "kvopt.mip.backends.highs:HighsBackend",
+    "cbc": "kvopt.mip.backends.cbc:CbcBackend",
+    "cpsat": "kvopt.mip.backends.cpsat:CpSatBackend",
+    "scipy": "kvopt.mip.backends.scipy_milp:ScipyBackend",
+}
+
+
+def register_backend(name: str, target: str) -> None:
+    """Register a backend class given as ``"module:Class"``."""
+    _REGISTRY[name] = target
+
+
+def backend_names() -> list[str]:
+    """All registered backend names (available or not).
+
+    Examples
+    --------
+    >>> backend_names()
+    ['highs', 'cbc', 'cpsat', 'scipy']
+    """
+    return list(_REGISTRY)
+
+
+def get_backend(name: str) -> Backend:
+    """Instantiate backend ``name``.
+
+    Raises
+    ------
+    SolverNotAvailableError
+        For an unknown name (the message lists the valid names) or a solver that cannot be
+        imported.
+
+    Examples
+    --------
+    >>> try:
+    ...     get_backend("gurobi")
+    ... except SolverNotAvailableError as exc:
+    ...     print(exc)
+    unknown solver 'gurobi'; valid: highs, cbc, cpsat, scipy
+    """
+    if name not in _REGISTRY:
+        raise SolverNotAvailableError(
+            f"unknown solver {name!r}; valid: {', '.join(_REGISTRY)}")
+    mod_name, cls_name = _REGISTRY[name].split(":")
+    cls = getattr(importlib.import_module(mod_name), cls_name)
+    backend = cls()
+    try:
+        importlib.import_module(backend.module)
+    except Exception as exc:  # ImportError or a broken binary wheel
+        raise SolverNotAvailableError(
+            f"solver {name!r} needs the Python module {backend.module!r}, which cannot be "
+            f"imported: {exc}") from exc
+    return backend
+
+
+def solver_availability() -> list[dict[str, Any]]:
+    """Availability of every registered backend (name, module, version, error).
+
+    Examples
+    --------
+    >>> {row["name"] for row in solver_availability()} >= {"highs", "scipy"}
+    True
+    """
+    rows = []
+    for name in _REGISTRY:
+        row: dict[str, Any] = {"name": name, "available": False, "version": None, "error": None}
+        try:
+            b = get_backend(name)
+            row.update(module=b.module, description=b.description, available=True,
+                       version=_version(b.module))
+        except SolverNotAvailableError as exc:
+            row["error"] = str(exc)
+        rows.append(row)
+    return rows
+
+
+def _version(module: str) -> str | None:
+    from importlib import metadata
+
+    dist = {"highspy": "highspy", "pulp": "PuLP", "ortools": "ortools", "scipy": "scipy"}
+    try:
+        return metadata.version(dist.get(module, module))
+    except metadata.PackageNotFoundError:
+        return None

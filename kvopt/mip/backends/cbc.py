@@ -1,0 +1,122 @@
+"""COIN-OR CBC through PuLP (the CBC binary bundled with PuLP 3.x).
+
+PuLP does not expose CBC's dual bound, so it is read from CBC's log ("Lower bound:"/
+"Objective value:" lines of the ``Result -`` block).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.data import MILPData
+
+
+def _parse_log(text: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    m = re.search(r"^Result - (.*)$", text, re.M)
+    if m:
+        out["result"] = m.group(1).strip()
+    for key, pat in (("objective", r"^Objective value:\s*([-+0-9.eE]+)"),
+                     ("bound", r"^Lower bound:\s*([-+0-9.eE]+)")):
+        m = re.search(pat, text, re.M)
+        if m:
+            out[key] = float(m.group(1))
+    return out
+
+
+class CbcBackend:
+    """CBC via PuLP (``PULP_CBC_CMD``), with MIP start and time limit.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> d = MILPData(c=np.array([1.0, 1.0]), A=sp.csr_matrix([[1.0, 2.0]]),
+    ...              row_lower=np.array([3.0]), row_upper=np.array([np.inf]),
+    ...              col_lower=np.zeros(2), col_upper=np.full(2, 5.0),
+    ...              integrality=np.ones(2, dtype=np.int8))
+    >>> r = CbcBackend().solve(d, time_limit=10, threads=1)
+    >>> r.status, r.objective
+    ('optimal', 2.0)
+    """
+
+    name = "cbc"
+    module = "pulp"
+    description = "COIN-OR CBC via PuLP (bundled binary)"
+
+    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
+              relax: bool = False, verbose: bool = False) -> BackendResult:
+        """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # PuLP 3.x -> 4.0 notices
+            return self._solve(data, time_limit=time_limit, threads=threads, relax=relax,
+                               verbose=verbose)
+
+    def _solve(self, data: MILPData, *, time_limit: float | None, threads: int,
+               relax: bool, verbose: bool) -> BackendResult:
+        import pulp
+
+        prob = pulp.LpProblem("kvopt", pulp.LpMinimize)
+        cat = "Continuous" if relax else "Integer"
+        xs = [pulp.LpVariable(f"x{j}", lowBound=float(data.col_lower[j]),
+                              upBound=float(data.col_upper[j]),
+                              cat=cat if data.integrality[j] else "Continuous")
+              for j in range(data.n_cols)]
+        prob += pulp.LpAffineExpression([(xs[j], float(data.c[j])) for j in range(data.n_cols)
+                                         if data.c[j] != 0], constant=float(data.obj_offset))
+        A = data.A.tocsr()
+        for r in range(data.n_rows):
+            a, b = A.indptr[r], A.indptr[r + 1]
+            expr = pulp.LpAffineExpression([(xs[int(j)], float(v)) for j, v in
+                                            zip(A.indices[a:b], A.data[a:b], strict=True)])
+            lo, hi = data.row_lower[r], data.row_upper[r]
+            if np.isfinite(lo) and np.isfinite(hi) and lo == hi:
+                prob += expr == float(lo), f"r{r}"
+            else:
+                if np.isfinite(lo):
+                    prob += expr >= float(lo), f"rl{r}"
+                if np.isfinite(hi):
+                    prob += expr <= float(hi), f"ru{r}"
+        warm = data.x0 is not None and not relax
+        if warm:
+            assert data.x0 is not None
+            for j, v in enumerate(data.x0):
+                xs[j].setInitialValue(float(v))
+        fd, log_path = tempfile.mkstemp(prefix="kvopt-cbc-", suffix=".log")
+        os.close(fd)
+        try:
+            cmd = pulp.PULP_CBC_CMD(
+                msg=bool(verbose), timeLimit=None if time_limit is None else float(time_limit),
+                threads=int(max(threads, 1)), warmStart=warm, gapRel=0.0,
+                gapAbs=(1.0 - 1e-6) if data.objective_is_integer else 0.0, logPath=log_path)
+            t0 = time.perf_counter()
+            prob.solve(cmd)
+            runtime = time.perf_counter() - t0
+            with open(log_path) as fh:
+                log = _parse_log(fh.read())
+        finally:
+            os.unlink(log_path)
+        vals = [v.varValue for v in xs]
+        has_x = all(v is not None for v in vals) and prob.sol_status in (1, 2)
+        x = np.array(vals, dtype=np.float64) if has_x else None
+        obj = float(pulp.value(prob.objective)) if has_x else None
+        result = str(log.get("result", pulp.LpStatus[prob.status]))
+        if prob.status == -1 or "infeasible" in result.lower():
+            status, bound = "infeasible", np.inf
+        elif "Optimal" in result and prob.status == 1:
+            status, bound = "optimal", float(log.get("bound", obj if obj is not None
+                                                     else -np.inf))
+            if "bound" not in log and obj is not None:
+                bound = obj
+        elif "time" in result.lower() or prob.sol_status == 2 or prob.status == 0:
+            status = "time_limit"
+            bound = float(log.get("bound", -np.inf))
+        else:
+            status, bound = "error", -np.inf
+        return BackendResult(status, x, obj, bound, runtime, result)

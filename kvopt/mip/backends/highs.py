@@ -1,0 +1,94 @@
+"""HiGHS through highspy (``passModel`` of a column-wise ``HighsLp``, MIP start by
+``setSolution``)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.data import MILPData
+
+
+class HighsBackend:
+    """HiGHS MIP/LP solver (highspy >= 1.13).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> d = MILPData(c=np.array([1.0, 1.0]), A=sp.csr_matrix([[1.0, 2.0]]),
+    ...              row_lower=np.array([3.0]), row_upper=np.array([np.inf]),
+    ...              col_lower=np.zeros(2), col_upper=np.full(2, 5.0),
+    ...              integrality=np.ones(2, dtype=np.int8))
+    >>> r = HighsBackend().solve(d, time_limit=10, threads=1)
+    >>> r.status, r.objective
+    ('optimal', 2.0)
+    """
+
+    name = "highs"
+    module = "highspy"
+    description = "HiGHS MIP solver via highspy"
+
+    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
+              relax: bool = False, verbose: bool = False) -> BackendResult:
+        """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
+        import highspy
+
+        inf = highspy.kHighsInf
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(verbose))
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
+        h.setOptionValue("threads", int(max(threads, 1)))
+        h.setOptionValue("mip_rel_gap", 0.0)
+        if data.objective_is_integer:
+            h.setOptionValue("mip_abs_gap", 1.0 - 1e-6)
+        lp = highspy.HighsLp()
+        lp.num_col_ = data.n_cols
+        lp.num_row_ = data.n_rows
+        lp.col_cost_ = data.c.astype(np.float64)
+        lp.offset_ = float(data.obj_offset)
+        lp.col_lower_ = data.col_lower
+        lp.col_upper_ = data.col_upper
+        lp.row_lower_ = np.where(np.isinf(data.row_lower), -inf, data.row_lower)
+        lp.row_upper_ = np.where(np.isinf(data.row_upper), inf, data.row_upper)
+        csc = data.A.tocsc()
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+        lp.a_matrix_.value_ = csc.data.astype(np.float64)
+        lp.a_matrix_.num_col_ = data.n_cols
+        lp.a_matrix_.num_row_ = data.n_rows
+        if not relax:
+            lp.integrality_ = [highspy.HighsVarType.kInteger if v else
+                               highspy.HighsVarType.kContinuous for v in data.integrality]
+        h.passModel(lp)
+        if data.x0 is not None and not relax:
+            sol = highspy.HighsSolution()
+            sol.col_value = list(map(float, data.x0))
+            sol.value_valid = True
+            h.setSolution(sol)
+        t0 = time.perf_counter()
+        h.run()
+        runtime = time.perf_counter() - t0
+        ms = h.getModelStatus()
+        info = h.getInfo()
+        S = highspy.HighsModelStatus
+        has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        x = np.array(h.getSolution().col_value, dtype=np.float64) if has_x else None
+        obj = float(info.objective_function_value) if has_x else None
+        if ms == S.kOptimal:
+            status = "optimal"
+            bound = float(info.mip_dual_bound) if not relax else float(obj or -np.inf)
+        elif ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit, S.kInterrupt):
+            status = "time_limit"
+            bound = float(info.mip_dual_bound) if not relax else -np.inf
+        elif ms == S.kInfeasible:
+            status, bound = "infeasible", np.inf
+        else:
+            status, bound = "error", -np.inf
+        if not np.isfinite(bound) and status != "infeasible":
+            bound = -np.inf
+        return BackendResult(status, x, obj, bound, runtime, h.modelStatusToString(ms),
+                             {"nodes": int(getattr(info, "mip_node_count", 0))})

@@ -1,0 +1,174 @@
+"""``kvopt solve``, ``kvopt bound`` and ``kvopt solvers``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from typing import Any
+
+from kvopt.cli.common import add_instance_argument, add_json_argument, emit, read_instance
+from kvopt.core.instance import Instance
+
+EXIT_OK, EXIT_NOT_PROVEN, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``solve``, ``bound`` and ``solvers``."""
+    from kvopt.mip.backends import backend_names
+    from kvopt.mip.solving import ALL_FORMULATIONS, DEFAULT_SOLVER
+
+    p = sub.add_parser(
+        "solve", help="hindsight-optimal schedule (MIP / CP-SAT) with status, bound and gap",
+        description="Solve the hindsight-optimal IP of seed 001. Exit 0 proven optimal, 1 not "
+        "proven (time limit) or error, 2 bad input.")
+    add_instance_argument(p)
+    p.add_argument("--solver", default=DEFAULT_SOLVER, choices=backend_names(),
+                   help=f"backend (default {DEFAULT_SOLVER})")
+    p.add_argument("--formulation", default=None, choices=ALL_FORMULATIONS,
+                   help="model (default: cp for cpsat, tight otherwise)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="solver time limit in seconds (default 60)")
+    p.add_argument("--threads", type=int, default=1, metavar="N", help="solver threads")
+    p.add_argument("--no-warm-start", action="store_true", help="do not start from MC-SF")
+    p.add_argument("--schedule-out", metavar="FILE", help="write the schedule JSON (atomic)")
+    p.add_argument("--verbose", action="store_true", help="show the solver log")
+    add_json_argument(p)
+    p.set_defaults(func=run_solve)
+
+    p = sub.add_parser(
+        "bound", help="lower bounds on the optimum and the best schedule's gap, at any scale",
+        description="Print the trivial, volume (seed 001 Sec. 4), fluid (SRPT) and LP / "
+        "Lagrangian bounds and the gap of the best known schedule (MC-SF, or a --solve run).")
+    add_instance_argument(p)
+    p.add_argument("--slot-seconds", type=float, default=None, metavar="DT",
+                   help="for time_unit='second' traces: discretise with kvopt.mip.discretize "
+                   "(arrival slot = ceil(t / DT))")
+    p.add_argument("--lp", choices=("auto", "exact", "lagrangian", "none"), default="auto",
+                   help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size)")
+    p.add_argument("--iterations", type=int, default=200, help="Lagrangian iterations")
+    p.add_argument("--solve", type=float, default=None, metavar="S",
+                   help="also run `solve` with this time limit for a better schedule")
+    add_json_argument(p)
+    p.set_defaults(func=run_bound)
+
+    p = sub.add_parser("solvers", help="list the MIP backends and whether they load")
+    add_json_argument(p)
+    p.set_defaults(func=run_solvers)
+
+
+def run_solve(args: argparse.Namespace) -> int:
+    """``kvopt solve``."""
+    from kvopt.mip.solving import solve
+
+    inst = read_instance(args)
+    if args.threads < 1:
+        from kvopt.core.errors import InvalidInstanceError
+
+        raise InvalidInstanceError("--threads", f"must be >= 1, got {args.threads}")
+    res = solve(inst, solver=args.solver, formulation=args.formulation,
+                time_limit=args.time_limit, threads=args.threads,
+                warm_start=not args.no_warm_start, verbose=args.verbose,
+                progress=not args.json and args.time_limit is not None
+                and args.time_limit > 5)
+    if args.schedule_out and res.schedule is not None:
+        res.schedule.save(args.schedule_out)
+    doc = res.to_dict()
+    doc["instance"] = inst.name
+    doc["n"] = inst.n
+    gap = "-" if res.gap is None else f"{100 * res.gap:.2f}%"
+    text = (f"{inst.name or args.instance}: {res.status}; total latency {res.objective}, "
+            f"bound {_fmt(res.bound)}, gap {gap}; {res.solver}/{res.formulation} in "
+            f"{res.runtime_s:.2f} s (incumbent from {res.incumbent_source or 'none'})")
+    emit(args, doc, text)
+    return EXIT_OK if res.status == "optimal" else EXIT_NOT_PROVEN
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.6g}"
+
+
+def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
+                 solve_time: float | None = None) -> dict[str, Any]:
+    """All lower bounds of a slotted instance and the best known schedule's gap.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> doc = bound_report(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]))
+    >>> doc["best_bound"], doc["best_schedule"]["objective"], doc["gap"]
+    (12.0, 12.0, 0.0)
+    """
+    from kvopt.core.validate import check_schedule
+    from kvopt.mip.bounds import fluid_bound, lagrangian_bound, trivial_bound, volume_bound
+    from kvopt.sim.admission import mcsf_schedule
+
+    t0 = time.perf_counter()
+    bounds: dict[str, float | None] = {
+        "trivial": trivial_bound(inst), "volume": volume_bound(inst),
+        "fluid": fluid_bound(inst)}
+    timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
+    sched = mcsf_schedule(inst)
+    rep = check_schedule(inst, sched)
+    best = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
+    if solve_time is not None:
+        from kvopt.mip.solving import solve
+
+        res = solve(inst, time_limit=solve_time)
+        if res.objective is not None and res.objective < (best["objective"] or math.inf):
+            best = {"source": f"solve:{res.solver}/{res.formulation}",
+                    "objective": res.objective, "valid": True}
+        bounds["solver"] = res.bound
+    size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
+    mode = lp if lp != "auto" else ("exact" if size <= 200_000 else "lagrangian")
+    t1 = time.perf_counter()
+    if mode == "exact":
+        from kvopt.mip.solving import lp_bound
+
+        bounds["lp"] = lp_bound(inst, "tight")
+    elif mode == "lagrangian":
+        ub = best["objective"]
+        bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
+    timing["lp"] = time.perf_counter() - t1
+    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
+    best_name = max(valid, key=valid.__getitem__)
+    best_bound = math.ceil(valid[best_name] - 1e-9)
+    obj = best["objective"]
+    gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
+    return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
+            "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
+            "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
+            "lp_mode": mode, "seconds": timing}
+
+
+def run_bound(args: argparse.Namespace) -> int:
+    """``kvopt bound``."""
+    from kvopt.mip.discretize import discretize
+
+    inst = read_instance(args)
+    if not inst.is_slotted and args.slot_seconds is not None:
+        inst = discretize(inst, args.slot_seconds)
+    doc = bound_report(inst, lp=args.lp, iterations=args.iterations, solve_time=args.solve)
+    lines = [f"{doc['instance']}: n = {doc['n']}, M = {doc['memory']}"]
+    for k, v in doc["bounds"].items():
+        lines.append(f"  {k:>11} bound  {_fmt(v)}")
+    gap = "-" if doc["gap"] is None else f"{100 * doc['gap']:.2f}%"
+    lines.append(f"  best schedule ({doc['best_schedule']['source']}) "
+                 f"{_fmt(doc['best_schedule']['objective'])}; best bound "
+                 f"{doc['best_bound_name']} {doc['best_bound']:.6g}; gap {gap}")
+    emit(args, doc, "\n".join(lines))
+    return EXIT_OK if doc["best_schedule"]["valid"] else EXIT_NOT_PROVEN
+
+
+def run_solvers(args: argparse.Namespace) -> int:
+    """``kvopt solvers``."""
+    from kvopt.mip.backends import solver_availability
+
+    rows = solver_availability()
+    lines = []
+    for r in rows:
+        mark = "yes" if r["available"] else "no "
+        extra = f"{r.get('module')} {r['version']}" if r["available"] else r["error"]
+        lines.append(f"{r['name']:<6} {mark}  {extra}")
+    emit(args, {"solvers": rows}, "\n".join(lines))
+    return EXIT_OK

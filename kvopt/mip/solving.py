@@ -1,0 +1,275 @@
+"""``solve``: build a formulation, run a backend, decode, validate, certify.
+
+Status honesty: ``"optimal"`` only when a proof exists, i.e. the solver closed its gap or a
+valid lower bound ``b`` satisfies ``ceil(b) >= objective`` (TEL is an integer). A run stopped
+by its time limit reports ``"time_limit"`` with the incumbent, the best bound and the gap.
+Every returned schedule has been checked by :func:`kvopt.core.validate.check_schedule`
+and its objective recomputed there.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.schedule import Schedule
+from kvopt.core.validate import FeasibilityReport, check_schedule
+from kvopt.mip.backends.base import BackendResult, get_backend
+from kvopt.mip.bounds import _require_slotted, combinatorial_bound
+from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
+
+#: Formulation names accepted by :func:`solve` (``"cp"`` needs the ``cpsat`` backend).
+ALL_FORMULATIONS = (*FORMULATIONS, "cp")
+#: Default backend and formulation (the fastest measured combination, see reports/mip).
+DEFAULT_SOLVER = "cpsat"
+DEFAULT_FORMULATION = "cp"
+
+
+@dataclass
+class SolveResult:
+    """Outcome of :func:`solve`.
+
+    Attributes
+    ----------
+    status
+        ``"optimal"`` (proven), ``"time_limit"``, ``"infeasible"`` or ``"error"``.
+    objective
+        Validated total end-to-end latency of ``schedule`` (``None`` without incumbent).
+    bound
+        Best proven lower bound on OPT (solver bound or combinatorial bound).
+    gap
+        ``(objective - bound) / objective`` (0 when optimal, ``None`` without both).
+    schedule
+        The validated incumbent.
+    """
+
+    status: str
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    solver: str
+    formulation: str
+    runtime_s: float
+    schedule: Schedule | None = None
+    report: FeasibilityReport | None = None
+    solver_status: str = ""
+    incumbent_source: str = ""
+    model: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def proven(self) -> bool:
+        """True iff the status is ``"optimal"``."""
+        return self.status == "optimal"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (without the schedule)."""
+        return {"status": self.status, "objective": self.objective, "bound": self.bound,
+                "gap": self.gap, "solver": self.solver, "formulation": self.formulation,
+                "runtime_s": round(self.runtime_s, 4), "solver_status": self.solver_status,
+                "incumbent_source": self.incumbent_source, "model": self.model}
+
+
+class _Heartbeat:
+    """Prints ``elapsed / limit`` to stderr every few seconds while a solve runs."""
+
+    def __init__(self, label: str, limit: float | None, every: float = 5.0) -> None:
+        self.label, self.limit, self.every = label, limit, every
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        t0 = time.perf_counter()
+        while not self._stop.wait(self.every):
+            el = time.perf_counter() - t0
+            lim = f" / {self.limit:.0f} s" if self.limit else " s"
+            print(f"\r{self.label}: {el:.0f}{lim}", end="", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
+              meta: dict[str, Any]) -> tuple[Schedule, FeasibilityReport]:
+    o, a = instance.output, instance.arrival
+    claimed = float((starts + o - a).sum())
+    sched = Schedule.from_starts(instance, starts, source=source, claimed_objective=claimed,
+                                 meta=meta)
+    return sched, check_schedule(instance, sched)
+
+
+def solve(
+    instance: Instance,
+    *,
+    solver: str = DEFAULT_SOLVER,
+    formulation: str | None = None,
+    time_limit: float | None = 60.0,
+    threads: int = 1,
+    warm_start: bool = True,
+    verbose: bool = False,
+    progress: bool = False,
+) -> SolveResult:
+    """Compute a hindsight-optimal schedule (or the best one found within the time limit).
+
+    Parameters
+    ----------
+    instance
+        A slotted instance (``time_unit="step"``; see :func:`kvopt.mip.discretize`).
+    solver
+        Backend name: ``highs``, ``cbc``, ``cpsat`` or ``scipy``.
+    formulation
+        One of :data:`ALL_FORMULATIONS`; default ``"cp"`` for ``cpsat`` and ``"tight"``
+        otherwise.
+    time_limit
+        Seconds for the solver (``None``: no limit).
+    threads
+        Solver threads / CP-SAT workers.
+    warm_start
+        Start from the MC-SF schedule (true lengths; always IP-feasible). It is also kept as
+        the incumbent if the solver returns nothing better.
+    verbose
+        Solver log on stdout.
+    progress
+        Heartbeat line on stderr while solving.
+
+    Returns
+    -------
+    SolveResult
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[1, 1, 1])
+    >>> res = solve(inst, solver="highs", time_limit=10)
+    >>> res.status, res.objective, res.schedule.run_start.tolist()
+    ('optimal', 4.0, [0, 1, 0])
+    """
+    _require_slotted(instance)
+    if formulation is None:
+        formulation = "cp" if solver == "cpsat" else "tight"
+    if formulation not in ALL_FORMULATIONS:
+        raise ValueError(f"unknown formulation {formulation!r}; valid: "
+                         f"{', '.join(ALL_FORMULATIONS)}")
+    backend = get_backend(solver)
+    if formulation == "cp" and solver != "cpsat":
+        raise ValueError("formulation 'cp' runs only on the cpsat backend")
+    t_start = time.perf_counter()
+    o, a = instance.output, instance.arrival
+    ws_starts: NDArray[np.int64] | None = None
+    ws_obj: float | None = None
+    if warm_start:
+        from kvopt.sim.admission import mcsf_starts
+
+        ws_starts = mcsf_starts(instance)
+        ws_obj = float((ws_starts + o - a).sum())
+    lb0 = combinatorial_bound(instance)
+    label = f"kvopt solve ({solver}, {formulation})"
+    model: dict[str, Any]
+    with _Heartbeat(label, time_limit) if progress else _nullcontext():
+        if formulation == "cp":
+            from kvopt.mip.cpmodel import solve_cp
+
+            res, starts, model = solve_cp(instance, time_limit=time_limit, threads=threads,
+                                          warm_starts=ws_starts, verbose=verbose)
+        else:
+            data = build_milp(instance, formulation, warm_starts=ws_starts)
+            if warm_start and data.x0 is None:  # pragma: no cover - windows keep MC-SF
+                raise RuntimeError("warm start outside the start windows")
+            model = data.stats()
+            res = backend.solve(data, time_limit=time_limit, threads=threads, verbose=verbose)
+            starts = None
+            if res.x is not None:
+                starts = decode_starts(data, res.x, instance.n)
+    if progress:
+        print(file=sys.stderr)
+    return _finish(instance, res, starts, ws_starts, ws_obj, lb0, solver, formulation, model,
+                   time.perf_counter() - t_start)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | None,
+            ws_starts: NDArray[np.int64] | None, ws_obj: float | None, lb0: float,
+            solver: str, formulation: str, model: dict[str, Any],
+            runtime: float) -> SolveResult:
+    meta = {"solver": solver, "formulation": formulation, "solver_status": res.message}
+    best: tuple[Schedule, FeasibilityReport] | None = None
+    source = ""
+    notes: list[str] = []
+    if starts is not None:
+        sched, rep = _schedule(instance, starts, f"mip:{solver}", meta)
+        if rep.ok:
+            best, source = (sched, rep), "solver"
+        else:
+            notes.append(f"solver solution rejected by the validator: {rep}")
+    if ws_starts is not None:
+        sched, rep = _schedule(instance, ws_starts, "mip:warm-start(mcsf)", meta)
+        if rep.ok and (best is None or (rep.objective or math.inf) < (best[1].objective
+                                                                       or math.inf)):
+            best, source = (sched, rep), "warm_start"
+    if res.status == "infeasible":
+        # every request fits alone, so a serial schedule exists: an infeasible model is a bug
+        status = "infeasible" if best is None else "error"
+        notes.append(f"solver reported infeasible ({res.message})")
+    elif best is None:
+        status = "error"
+    else:
+        status = "time_limit"
+    objective = None if best is None else best[1].objective
+    bounds = [lb0] + ([res.bound] if res.status != "infeasible" and math.isfinite(res.bound)
+                      else [])
+    bound = max(bounds)
+    if objective is not None:
+        if bound > objective + 1e-6:
+            notes.append(f"bound {bound} above a validated objective {objective}: bug")
+            status = "error"
+        elif status == "time_limit" and math.ceil(bound - 1e-6) >= objective:
+            status = "optimal"
+    gap = None
+    if objective is not None and status != "error":
+        gap = 0.0 if status == "optimal" else max(objective - bound, 0.0) / max(objective, 1.0)
+    model = {**model, "solver_bound": res.bound if math.isfinite(res.bound) else None,
+             "combinatorial_bound": lb0, "solver_objective": res.objective,
+             "solver_runtime_s": res.runtime_s, "warm_start_objective": ws_obj,
+             "notes": notes}
+    sched_out, rep_out = (None, None) if best is None else best
+    if sched_out is not None:
+        sched_out = sched_out.with_meta(status=status, bound=bound, gap=gap)
+    return SolveResult(status=status, objective=objective, bound=bound, gap=gap, solver=solver,
+                       formulation=formulation, runtime_s=runtime, schedule=sched_out,
+                       report=rep_out, solver_status=res.message, incumbent_source=source,
+                       model=model)
+
+
+def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",
+             time_limit: float | None = 120.0) -> float:
+    """LP-relaxation bound of a time-indexed formulation (HiGHS or scipy).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[1, 1, 1])
+    >>> 3.0 <= lp_bound(inst) <= 4.0
+    True
+    """
+    data = build_milp(instance, formulation)
+    res = get_backend(solver).solve(data, time_limit=time_limit, threads=1, relax=True)
+    if res.status != "optimal" or res.objective is None:
+        raise RuntimeError(f"LP relaxation not solved: {res.status} ({res.message})")
+    return float(res.objective)
