@@ -1,0 +1,435 @@
+"""Step-time models: how long one batch (iteration) takes.
+
+The engine describes each batch by five numbers (all vectorized over a run of slots):
+
+``prefill``
+    prompt tokens of the requests started in this batch (``sum s_i``);
+``prefill_sq``
+    ``sum s_i**2`` of those prompts (causal prefill attention is quadratic);
+``decode``
+    number of running requests that generate one token from their KV cache;
+``kv``
+    KV tokens those decode steps read (``sum_j (s_j + progress_j)``);
+``tokens``
+    ``prefill + decode``, the token count the linear layers process.
+
+Models (see :data:`STEP_TIME_MODELS`):
+
+- ``unit``: every batch takes 1 (the theory model; MIP-comparable slots).
+- ``a100-llama2-70b-tp2``, ``a100-llama2-7b-tp1`` (and ``-tp1/2/4/8`` variants):
+  :class:`ProfiledStepTime`, measured Vidur A100 operator profiles + NVLink all-reduce +
+  analytic attention.
+- ``roofline-a100-llama2-70b-tp2``, ``roofline-a100-llama2-7b-tp1``: :class:`RooflineStepTime`,
+  a first-principles roofline parameterised by GPU and model config.
+- ``affine``: :class:`AffineStepTime`, the digest's surrogate ``c0 + c_p P + c_d D + c_kv K``.
+
+Every model exposes ``coefficients()`` (a JSON-ready dict) so the numbers are inspectable.
+Empty batches (no request running) take 0 seconds in the real-time models, 1 in ``unit``.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+PROFILE_DIR = Path(__file__).resolve().parents[1] / "data" / "profiles"
+
+#: Vidur per-layer non-attention operators; ``add`` runs twice per layer (two residuals).
+NON_ATTENTION_OPS = (
+    "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
+    "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add", "add",
+)
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """Physical limits of one GPU (notes/anchors-peers.md §4).
+
+    A100 80GB SXM4: 312 TFLOPS dense BF16/FP16, 2,039 GB/s HBM2e, NVLink 600 GB/s.
+    """
+
+    name: str = "a100-80gb-sxm"
+    peak_flops: float = 312e12
+    hbm_bandwidth: float = 2.039e12
+    nvlink_bandwidth: float = 600e9
+    memory_bytes: float = 80 * 2**30
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Transformer shape (Llama-2 family, bf16 weights and KV cache)."""
+
+    name: str
+    n_layers: int
+    n_embd: int
+    n_head: int
+    n_kv_head: int
+    ffn_dim: int
+    vocab_size: int
+    params: float  # total parameters
+    dtype_bytes: int = 2
+
+    @property
+    def head_dim(self) -> int:
+        """``n_embd / n_head``."""
+        return self.n_embd // self.n_head
+
+    @property
+    def kv_bytes_per_token_layer(self) -> int:
+        """K and V of one token in one layer: ``2 * n_kv_head * head_dim * dtype_bytes``."""
+        return 2 * self.n_kv_head * self.head_dim * self.dtype_bytes
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """KV bytes of one token over all layers (70B: 327,680 = 320 KiB)."""
+        return self.n_layers * self.kv_bytes_per_token_layer
+
+
+LLAMA2_70B = ModelConfig("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 68.98e9)
+LLAMA2_7B = ModelConfig("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, 6.74e9)
+A100 = GPUSpec()
+
+
+class StepTimeModel(Protocol):
+    """Duration (seconds, or slots for ``unit``) of batches described by their statistics."""
+
+    name: str
+
+    def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
+                  kv: NDArray[np.int64], prefill: NDArray[np.int64],
+                  prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Vectorized batch durations."""
+        ...
+
+    def coefficients(self) -> dict[str, Any]:
+        """The model's parameters, JSON-ready."""
+        ...
+
+
+def batch_time(model: StepTimeModel, *, prefill: ArrayLike = 0, prefill_sq: ArrayLike | None = None,
+               decode: ArrayLike = 0, kv: ArrayLike = 0) -> NDArray[np.float64]:
+    """Convenience wrapper: durations of batches given prefill/decode statistics.
+
+    Examples
+    --------
+    >>> float(batch_time(UnitStepTime(), decode=3, kv=30)[0])
+    1.0
+    """
+    p = np.atleast_1d(np.asarray(prefill, dtype=np.int64))
+    d = np.atleast_1d(np.asarray(decode, dtype=np.int64))
+    k = np.atleast_1d(np.asarray(kv, dtype=np.int64))
+    p, d, k = np.broadcast_arrays(p, d, k)
+    psq = p.astype(np.float64) ** 2 if prefill_sq is None else np.broadcast_to(
+        np.asarray(prefill_sq, dtype=np.float64), p.shape)
+    return model.durations(p + d, d, k, p, psq)
+
+
+class UnitStepTime:
+    """Every non-empty batch takes exactly 1 (the theory model of seeds 000/001).
+
+    Examples
+    --------
+    >>> UnitStepTime().durations(np.array([0, 5]), np.array([0, 5]), np.array([0, 9]),
+    ...                          np.array([0, 0]), np.array([0.0, 0.0])).tolist()
+    [1.0, 1.0]
+    """
+
+    name = "unit"
+
+    def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
+                  kv: NDArray[np.int64], prefill: NDArray[np.int64],
+                  prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        """All ones (empty slots too, so slot ``k`` is at time ``k``)."""
+        return np.ones(np.shape(tokens), dtype=np.float64)
+
+    def coefficients(self) -> dict[str, Any]:
+        """No parameters."""
+        return {"model": "unit", "step": 1.0}
+
+
+@dataclass(frozen=True)
+class AffineStepTime:
+    """``t = c0 + c_p * P + c_d * D + c_kv * K`` seconds for a non-empty batch.
+
+    The surrogate of notes/seed-001-jaillet.md §8 (the paper gives no formula); default
+    coefficients are that note's Llama-2-70B / 2xA100 magnitudes: ``c0`` the weight-read
+    floor, ``c_p`` per prefill token, ``c_d`` per decode sequence, ``c_kv`` per KV token read.
+
+    Examples
+    --------
+    >>> m = AffineStepTime()
+    >>> round(float(batch_time(m, decode=10, kv=10_000)[0]), 4)
+    0.0412
+    """
+
+    c0: float = 0.040
+    c_p: float = 3e-4
+    c_d: float = 2e-5
+    c_kv: float = 1e-7
+    name: str = "affine"
+
+    def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
+                  kv: NDArray[np.int64], prefill: NDArray[np.int64],
+                  prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Affine in the batch statistics; 0 for empty batches."""
+        t = self.c0 + self.c_p * prefill + self.c_d * decode + self.c_kv * kv
+        return np.where(tokens > 0, t, 0.0)
+
+    def coefficients(self) -> dict[str, Any]:
+        """``c0, c_p, c_d, c_kv``."""
+        return asdict(self)
+
+
+@lru_cache(maxsize=8)
+def load_operator_profile(model: str, tp: int) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                                        NDArray[np.float64]]:
+    """Vidur's A100 operator profile: ``(num_tokens, per-layer non-attention ms, emb ms)``.
+
+    Sums the *median* times of :data:`NON_ATTENTION_OPS` per ``num_tokens`` for the given
+    tensor-parallel degree (file ``kvopt/data/profiles/a100_<model>_mlp.csv``).
+    """
+    path = PROFILE_DIR / f"a100_{model}_mlp.csv"
+    with path.open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if int(r["num_tensor_parallel_workers"]) == tp]
+    if not rows:
+        raise ValueError(f"no profile rows for {model} at TP={tp} in {path.name}")
+    acc: dict[int, list[tuple[float, float]]] = {}
+    for r in rows:
+        layer = sum(float(r[f"time_stats.{op}.median"]) for op in NON_ATTENTION_OPS)
+        acc.setdefault(int(r["num_tokens"]), []).append((layer, float(r["time_stats.emb.median"])))
+    nt = np.array(sorted(acc), dtype=np.float64)
+    layer_ms = np.array([np.mean([v[0] for v in acc[int(k)]]) for k in nt])
+    emb_ms = np.array([np.mean([v[1] for v in acc[int(k)]]) for k in nt])
+    return nt, layer_ms, emb_ms
+
+
+@lru_cache(maxsize=4)
+def load_all_reduce_profile(num_workers: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """NVLink-pair all-reduce median time (ms) by message size (bytes), Vidur profile."""
+    path = PROFILE_DIR / "a100_pairwise_nvlink_all_reduce.csv"
+    with path.open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if int(r["num_workers"]) == num_workers]
+    if not rows:
+        raise ValueError(f"no all-reduce rows for {num_workers} workers")
+    acc: dict[int, list[float]] = {}
+    for r in rows:
+        acc.setdefault(int(r["size"]), []).append(float(r["time_stats.all_reduce.median"]))
+    size = np.array(sorted(acc), dtype=np.float64)
+    ms = np.array([np.median(acc[int(k)]) for k in size])
+    return size, np.maximum.accumulate(ms)  # monotone in size (profile noise at tiny sizes)
+
+
+def _interp_extrap(x: NDArray[np.float64], xp: NDArray[np.float64],
+                   fp: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Piecewise-linear interpolation, linear extrapolation beyond the last two points."""
+    y = np.interp(x, xp, fp)
+    hi = x > xp[-1]
+    if hi.any():
+        slope = (fp[-1] - fp[-2]) / (xp[-1] - xp[-2])
+        y = np.where(hi, fp[-1] + slope * (x - xp[-1]), y)
+    return y
+
+
+@dataclass
+class ProfiledStepTime:
+    """A100 step time from measured operator profiles (Vidur) plus analytic attention.
+
+    For a non-empty batch with ``T`` tokens (``prefill + decode``)::
+
+        t = overhead + emb(T)
+            + L * [ nonattn_tp(T) + 2 * allreduce_tp(T * n_embd * 2 B)
+                    + attn_decode + attn_prefill ]
+        attn_decode  = kv * kv_bytes_per_token_layer / tp / (hbm_bw * bw_eff)
+        attn_prefill = 2 * n_head * head_dim * sum(s_i**2) / tp / (peak_flops * mfu)
+
+    - ``nonattn_tp(T)``: sum of the median per-layer times of :data:`NON_ATTENTION_OPS`
+      (layer norms, QKV/O projections, RoPE, gated MLP, residual adds) measured by Vidur on one
+      A100 at tensor-parallel degree ``tp``, interpolated piecewise-linearly in ``T``
+      (profiled ``T`` = 1..4096; linear extrapolation above).
+    - ``allreduce_tp``: Vidur's NVLink-pair all-reduce table (median ms by message size),
+      two all-reduces per layer (after attention and after the MLP), none at ``tp = 1``.
+    - attention is not in the shipped profiles: decode attention is memory bound (KV bytes
+      read over HBM bandwidth; A100 2.039 TB/s), causal prefill attention compute bound
+      (``2 * d * s^2`` FLOPs per head; A100 312 TFLOPS bf16). Constants from
+      notes/anchors-peers.md §4; ``bw_eff`` and ``mfu`` are assumptions.
+    - ``overhead``: per-iteration CPU cost (scheduling, sampling, input preparation), not in the
+      shipped profiles; an assumption (default 2 ms).
+
+    Sources: microsoft/vidur ``data/profiling/compute/a100/meta-llama/*/mlp.csv`` and
+    ``data/profiling/network/a100_pairwise_nvlink/all_reduce.csv`` (MIT; copied under
+    ``kvopt/data/profiles``, see its PROVENANCE.md).
+
+    Examples
+    --------
+    >>> m = ProfiledStepTime(LLAMA2_70B, tp=2)
+    >>> dec = float(batch_time(m, decode=12, kv=12 * 1400)[0])   # 12 decodes
+    >>> pre = float(batch_time(m, prefill=1000)[0])             # one 1000-token prompt
+    >>> 0.02 < dec < 0.08 and pre > dec
+    True
+    """
+
+    config: ModelConfig = LLAMA2_70B
+    tp: int = 2
+    gpu: GPUSpec = A100
+    bw_eff: float = 0.7
+    mfu: float = 0.5
+    overhead: float = 2e-3
+    profile_model: str | None = None
+    name: str = ""
+    _tables: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        key = self.profile_model or self.config.name
+        nt, layer_ms, emb_ms = load_operator_profile(key, self.tp)
+        self._tables = {"num_tokens": nt, "layer_ms": layer_ms, "emb_ms": emb_ms}
+        if self.tp > 1:
+            size, ar = load_all_reduce_profile(self.tp)
+            self._tables.update(ar_bytes=size, ar_ms=ar)
+        if not self.name:
+            self.name = f"a100-{key.replace('-2-', '2-')}-tp{self.tp}"
+
+    def nonattention_ms(self, tokens: ArrayLike) -> NDArray[np.float64]:
+        """Interpolated per-layer non-attention time (ms) at ``tokens`` tokens."""
+        x = np.asarray(tokens, dtype=np.float64)
+        return _interp_extrap(x, self._tables["num_tokens"], self._tables["layer_ms"])
+
+    def all_reduce_ms(self, tokens: ArrayLike) -> NDArray[np.float64]:
+        """One all-reduce of ``tokens * n_embd`` bf16 activations (ms); 0 at ``tp = 1``."""
+        x = np.asarray(tokens, dtype=np.float64)
+        if self.tp == 1:
+            return np.zeros_like(x)
+        size = x * self.config.n_embd * self.config.dtype_bytes
+        return _interp_extrap(size, self._tables["ar_bytes"], self._tables["ar_ms"])
+
+    def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
+                  kv: NDArray[np.int64], prefill: NDArray[np.int64],
+                  prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Seconds per batch (formula in the class docstring); 0 for empty batches."""
+        c = self.config
+        T = np.asarray(tokens, dtype=np.float64)
+        layer = (self.nonattention_ms(T) + 2.0 * self.all_reduce_ms(T)) * 1e-3
+        attn_dec = np.asarray(kv, dtype=np.float64) * c.kv_bytes_per_token_layer / self.tp / (
+            self.gpu.hbm_bandwidth * self.bw_eff)
+        attn_pre = 2.0 * c.n_head * c.head_dim * np.asarray(prefill_sq, dtype=np.float64) / (
+            self.tp * self.gpu.peak_flops * self.mfu)
+        emb = _interp_extrap(T, self._tables["num_tokens"], self._tables["emb_ms"]) * 1e-3
+        t = self.overhead + emb + c.n_layers * (layer + attn_dec + attn_pre)
+        return np.where(T > 0, t, 0.0)
+
+    def coefficients(self) -> dict[str, Any]:
+        """Constants and the interpolation tables (ms), JSON-ready."""
+        return {
+            "model": self.name, "config": asdict(self.config), "tp": self.tp,
+            "gpu": asdict(self.gpu), "bw_eff": self.bw_eff, "mfu": self.mfu,
+            "overhead_s": self.overhead,
+            "tables": {k: v.tolist() for k, v in self._tables.items()},
+        }
+
+
+@dataclass(frozen=True)
+class RooflineStepTime:
+    """Generic roofline step time parameterised by GPU and model config.
+
+    For a non-empty batch (notes/anchors-peers.md §4, the "suggested kvopt default")::
+
+        t = t0 + L * t_layer + 2 * L * t_ar
+            + max( FLOPs / (tp * peak_flops * mfu), bytes / (tp * hbm_bw * bw_eff) )
+        FLOPs = 2 * params * tokens + 4 * L * n_head * head_dim * kv
+                + 2 * L * n_head * head_dim * sum(s_i**2)
+        bytes = params * dtype_bytes + (kv + prefill) * kv_bytes_per_token
+        t_ar  = ar_latency + 2 (tp-1)/tp * tokens * n_embd * dtype_bytes / nvlink_bw   (tp > 1)
+
+    Defaults ``t0 = 0.5 ms``, ``t_layer = 20 us`` (BLIS overheads), ``mfu = 0.65``,
+    ``bw_eff = 0.7`` and ``ar_latency = 20 us`` are assumptions taken from that note.
+
+    Examples
+    --------
+    >>> m = RooflineStepTime(LLAMA2_70B, tp=2)
+    >>> 0.03 < float(batch_time(m, decode=1, kv=100)[0]) < 0.06   # ~weights / (2 x 2 TB/s)
+    True
+    """
+
+    config: ModelConfig = LLAMA2_70B
+    tp: int = 2
+    gpu: GPUSpec = A100
+    mfu: float = 0.65
+    bw_eff: float = 0.7
+    t0: float = 0.5e-3
+    t_layer: float = 20e-6
+    ar_latency: float = 20e-6
+    name: str = "roofline"
+
+    def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
+                  kv: NDArray[np.int64], prefill: NDArray[np.int64],
+                  prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Seconds per batch (formula in the class docstring); 0 for empty batches."""
+        c, g = self.config, self.gpu
+        T = np.asarray(tokens, dtype=np.float64)
+        K = np.asarray(kv, dtype=np.float64)
+        hd = c.n_layers * c.n_head * c.head_dim
+        flops = 2 * c.params * T + 4 * hd * K + 2 * hd * np.asarray(prefill_sq, dtype=np.float64)
+        byts = c.params * c.dtype_bytes + (K + np.asarray(prefill, dtype=np.float64)) * (
+            c.kv_bytes_per_token)
+        compute = flops / (self.tp * g.peak_flops * self.mfu)
+        memory = byts / (self.tp * g.hbm_bandwidth * self.bw_eff)
+        if self.tp > 1:
+            t_ar = self.ar_latency + 2 * (self.tp - 1) / self.tp * T * c.n_embd * (
+                c.dtype_bytes) / g.nvlink_bandwidth
+        else:
+            t_ar = np.zeros_like(T)
+        t = self.t0 + c.n_layers * self.t_layer + 2 * c.n_layers * t_ar + np.maximum(compute,
+                                                                                    memory)
+        return np.where(T > 0, t, 0.0)
+
+    def coefficients(self) -> dict[str, Any]:
+        """All constants, JSON-ready."""
+        d = asdict(self)
+        d["kv_bytes_per_token"] = self.config.kv_bytes_per_token
+        return d
+
+
+def _profiled(config: ModelConfig, tp: int) -> ProfiledStepTime:
+    return ProfiledStepTime(config, tp=tp)
+
+
+#: Registry of named step-time models (factories; CLI ``--step-time`` choices).
+STEP_TIME_MODELS: dict[str, Any] = {
+    "unit": UnitStepTime,
+    "affine": AffineStepTime,
+    "a100-llama2-70b-tp2": lambda: _profiled(LLAMA2_70B, 2),
+    "a100-llama2-70b-tp4": lambda: _profiled(LLAMA2_70B, 4),
+    "a100-llama2-70b-tp8": lambda: _profiled(LLAMA2_70B, 8),
+    "a100-llama2-7b-tp1": lambda: _profiled(LLAMA2_7B, 1),
+    "a100-llama2-7b-tp2": lambda: _profiled(LLAMA2_7B, 2),
+    "roofline-a100-llama2-70b-tp2": lambda: RooflineStepTime(LLAMA2_70B, tp=2,
+                                                             name="roofline-a100-llama2-70b-tp2"),
+    "roofline-a100-llama2-7b-tp1": lambda: RooflineStepTime(LLAMA2_7B, tp=1,
+                                                            name="roofline-a100-llama2-7b-tp1"),
+}
+
+
+def get_step_time(spec: str | StepTimeModel) -> StepTimeModel:
+    """A step-time model from a registry name, or ``spec`` itself if it is a model.
+
+    Examples
+    --------
+    >>> get_step_time("unit").name
+    'unit'
+    >>> get_step_time("a100-llama2-70b-tp2").name
+    'a100-llama2-70b-tp2'
+    """
+    if isinstance(spec, str):
+        try:
+            return STEP_TIME_MODELS[spec]()
+        except KeyError:
+            raise ValueError(f"unknown step-time model {spec!r}; choose from "
+                             f"{sorted(STEP_TIME_MODELS)}") from None
+    if not hasattr(spec, "durations"):
+        raise TypeError("a step-time model needs a durations(...) method")
+    return spec

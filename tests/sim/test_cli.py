@@ -1,0 +1,40 @@
+"""``kvopt simulate``."""
+
+import json
+
+from kvopt.cli.main import main
+
+
+def test_simulate_json(capsys, tmp_path):
+    out = tmp_path / "s.json"
+    rc = main(["simulate", "instances/tiny/seed000-example1.json", "--policy", "amax",
+               "--seed", "1", "--json", "--schedule-out", str(out)])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    for key in ("policy", "total_latency", "mean_latency", "p99_latency", "ttft_mean",
+                "peak_memory", "evictions", "makespan"):
+        assert key in doc
+    assert doc["total_latency"] == 9
+    assert main(["validate", "instances/tiny/seed000-example1.json", str(out)]) == 0
+
+
+def test_simulate_replay_and_errors(capsys, tmp_path):
+    out = tmp_path / "s.json"
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "mcsf",
+                 "--schedule-out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "replay",
+                 "--replay", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_latency"] == 12
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "nope"]) == 2
+    assert main(["simulate", "missing.json", "--policy", "mcsf"]) == 2
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "mcsf",
+                 "--option", "bogus=1"]) == 2
+
+
+def test_simulate_trace_a100(capsys):
+    rc = main(["simulate", "instances/traces/azure_code_2023.csv", "--policy", "fcfs",
+               "--step-time", "a100-llama2-7b-tp1", "--json"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["unit"] == "second" and doc["feasible"]
