@@ -176,6 +176,9 @@ class FutureMemoryPolicy(Policy):
         self.stats = {"clearings": 0, "promotions": 0}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
+        if self.order == "fifo":  # behind everything queued so far, re-queued ones included
+            self.seq += 1
+            self.key[ids] = self.seq
         self.queue.push(ids, self.key[ids])
 
     def on_complete(self, st: SimState, ids: NDArray[np.int64]) -> None:
@@ -197,7 +200,7 @@ class FutureMemoryPolicy(Policy):
             self.key[ids] = self.q[ids]
         elif back:
             self.key[ids] = 1 + self.seq + np.arange(ids.shape[0])
-            self.seq += ids.shape[0]
+            self.seq += int(ids.shape[0])
         self.queue.push(ids, self.key[ids])
 
     def decide(self, st: SimState) -> Decision:

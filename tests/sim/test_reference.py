@@ -1,0 +1,76 @@
+"""The event-driven engine equals the plain per-slot reference, schedule for schedule."""
+
+import numpy as np
+import pytest
+
+from kvopt import Instance, load_instance
+from kvopt.core.generators import model2, random_small
+from kvopt.sim import LivelockError, simulate
+from tests.sim.reference import FUTURE, GREEDY, reference_simulate
+
+POLICIES = sorted(FUTURE | GREEDY)
+
+
+def _same(a, b):
+    strip = [x.__class__(x.run_request, x.run_start, x.run_length, x.run_completed,
+                         x.instance_sha256) for x in (a, b)]
+    if not strip[0].same_runs(strip[1]):
+        return False
+    if (a.times is None) != (b.times is None):
+        return False
+    return a.times is None or np.allclose(a.times, b.times, rtol=1e-9, atol=1e-9)
+
+
+def _compare(inst, policy, **kw):
+    try:
+        ref = reference_simulate(inst, policy, **kw)
+    except LivelockError:
+        with pytest.raises(LivelockError):
+            simulate(inst, policy, **kw)
+        return
+    got = simulate(inst, policy, **kw)
+    assert _same(got.schedule, ref), policy
+
+
+def _intervals(inst, seed):
+    rng = np.random.default_rng(seed)
+    lo = np.maximum(inst.output - rng.integers(0, 4, inst.n), 1)
+    hi = inst.output + rng.integers(0, 6, inst.n)
+    return inst.replace(pred_lower=lo, pred_upper=hi)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("policy", POLICIES)
+def test_unit_steps_random(policy, seed):
+    inst = _intervals(model2(seed, horizon_range=(8, 14), memory_range=(12, 30)), seed)
+    _compare(inst, policy, seed=seed)
+    _compare(_intervals(random_small(seed + 100), seed), policy, seed=seed)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a100_steps_on_trace(policy, seed):
+    full = load_instance("instances/traces/azure_conv_2023.csv")
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(full.n, 40, replace=False))
+    sub = full.take(idx)
+    # compress time so that the worker is loaded, and scale the memory down
+    inst = Instance(memory=6000, arrival=sub.arrival / 200.0, prompt=sub.prompt // 4,
+                    output=np.minimum(sub.output, 300), time_unit="second",
+                    pred_lower=np.maximum(np.minimum(sub.output, 300) // 2, 1),
+                    pred_upper=np.minimum(sub.output, 300) * 2)
+    _compare(inst, policy, seed=seed, step_time="a100-llama2-70b-tp2")
+
+
+@pytest.mark.parametrize("policy", ["mcsf", "mcsf-margin", "alpha-beta-clearing"])
+def test_noisy_predictions(policy):
+    for seed in range(6):
+        inst = model2(seed, memory_range=(20, 40))
+        _compare(inst, policy, seed=seed, predictions={"kind": "uniform", "eps": 0.5})
+
+
+def test_unit_steps_on_timed_instance():
+    inst = Instance(memory=30, arrival=[0.0, 0.4, 2.5, 7.0, 7.2], prompt=[2, 3, 1, 4, 2],
+                    output=[5, 3, 8, 2, 6], time_unit="second")
+    for policy in ("mcsf", "fcfs", "hsf"):
+        _compare(inst, policy)
