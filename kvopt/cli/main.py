@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "kvopt.theory.cli",
     "kvopt.report.cli",
     "kvopt.queueing.cli",
+    "kvopt.sweep.cli",
 )
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
