@@ -88,10 +88,12 @@ class PiecewiseLegendre:
     ----------
     points : ndarray, shape (P,)
         Sorted panel end points (zero-length panels are dropped).
-    func : callable
-        Vectorized function ``func(s) -> values`` of a 1-d array.
+    func : callable or None
+        Vectorized function ``func(s) -> values`` of a 1-d array (ignored if ``values``).
     n : int
         Nodes per panel.
+    values : ndarray, optional
+        Function values already computed at the nodes (panel-major, as ``panel_nodes``).
 
     Examples
     --------
@@ -102,7 +104,8 @@ class PiecewiseLegendre:
     True
     """
 
-    def __init__(self, points: np.ndarray, func: Callable[[np.ndarray], np.ndarray], n: int = 16):
+    def __init__(self, points: np.ndarray, func: Callable[[np.ndarray], np.ndarray] | None,
+                 n: int = 16, values: np.ndarray | None = None):
         pts = np.unique(np.asarray(points, dtype=float))
         self.points = pts
         self.n = n
@@ -110,7 +113,9 @@ class PiecewiseLegendre:
         a, b = pts[:-1], pts[1:]
         half = 0.5 * (b - a)
         nodes = 0.5 * (a + b)[:, None] + half[:, None] * t
-        vals = np.asarray(func(nodes.ravel()), dtype=float).reshape(nodes.shape)
+        if values is None:
+            values = func(nodes.ravel())
+        vals = np.asarray(values, dtype=float).reshape(nodes.shape)
         self.nodes = nodes
         self.values = vals
         vinv = np.linalg.inv(_leg.legvander(t, n - 1))

@@ -228,7 +228,9 @@ class Uniform(SizeDistribution):
 
     @property
     def panel_points(self):
-        return np.linspace(self.lo, self.hi, 5)
+        # graded towards the top, where 1 / (1 - rho(x)) is steepest at high load
+        g = 1 - np.concatenate([[1.0, 0.75], 2.0 ** -np.arange(1, 11), [0.0]])
+        return self.lo + (self.hi - self.lo) * g
 
     def partial_moment(self, k, x, inclusive=True):
         u = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)
@@ -318,7 +320,8 @@ class BoundedPareto(SizeDistribution):
     @property
     def panel_points(self):
         k = max(4, int(np.ceil(np.log2(self.hi / self.lo))))
-        return np.geomspace(self.lo, self.hi, k + 1)
+        top = self.hi - (self.hi - self.hi / 2) * 2.0 ** -np.arange(1, 9)
+        return np.unique(np.concatenate([np.geomspace(self.lo, self.hi, k + 1), top]))
 
     def partial_moment(self, k, x, inclusive=True):
         u = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)

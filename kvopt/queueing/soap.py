@@ -40,6 +40,9 @@ from kvopt.queueing.predictions import PredictionModel
 __all__ = ["SoapModel", "POLICIES", "check_policy"]
 
 POLICIES = ("fcfs", "spjf", "pspjf", "sprpt", "trail", "trail-printed")
+_FORM = {"sprpt": "sprpt", "trail-printed": "printed"}
+_WHAT = {"spjf": ("le", "lt"), "pspjf": ("le", "lt", "m2"), "sprpt": ("le", "lt", "m2", "rec"),
+         "trail": ("le", "lt", "m2", "rec"), "trail-printed": ("le", "lt", "m2", "rec")}
 _ALIASES = {"sjf": "spjf", "psjf": "pspjf", "srpt": "sprpt", "fifo": "fcfs"}
 
 
@@ -79,7 +82,9 @@ class SoapModel:
     lam : float
         Arrival rate; the load is ``rho = lam E[X] < 1``.
     n : int
-        Gauss-Legendre nodes per panel (16 gives ~1e-9 relative accuracy on smooth cases).
+        Gauss-Legendre nodes per panel.  The default 8 gives ~1e-9 relative accuracy on
+        smooth cases and <= 3e-7 on the kinked ones tested (see
+        ``benchmarks/queueing_trail_speed.py``); raise it for more.
 
     Examples
     --------
@@ -93,7 +98,7 @@ class SoapModel:
     sizes: SizeDistribution
     predictions: PredictionModel
     lam: float
-    n: int = 16
+    n: int = 8
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -189,7 +194,31 @@ class SoapModel:
                 if "rec" in what:
                     out["rec"] += (w * np.nan_to_num(self._rec_integrand(x, xs, R, C, form))).sum(
                         axis=1)
-        return {k: self.lam * v for k, v in out.items()}
+                if "fy" in what or "nu1" in what:  # continuous Z only
+                    q = zp.pdf(ratio)
+                    if "fy" in what:
+                        out["fy"] += (w * np.nan_to_num(q / xs)).sum(axis=1)
+                    if "nu1" in what:
+                        out["nu1"] += (w * q).sum(axis=1)
+                if "pi" in what:
+                    out["pi"] += (w * np.nan_to_num(self._pi_integrand(xs, R, C, form))).sum(
+                        axis=1)
+        lam = self.lam
+        return {k: (lam * v if k in ("le", "lt", "m2", "rec") else v) for k, v in out.items()}
+
+    def _pi_integrand(self, xs, R, C, form):
+        """``P(u <= Y, Y - d(X, Y) <= u | X = x)`` with ``d`` the preemptible part of service."""
+        lo = R / xs
+        if form == "printed":
+            hi = R / (xs * (1 - C)) if C < 1 else np.full_like(lo, np.inf)
+        elif form == "sprpt" or C >= 1:
+            hi = lo + 1
+        else:
+            hi = np.minimum(lo + 1, R / (xs * (1 - C)))
+        zp = self.predictions
+        if zp.is_atom:
+            return ((lo <= 1.0) & (hi >= 1.0)).astype(float)
+        return zp.cdf(hi) - zp.cdf(lo)
 
     def _rec_integrand(self, x, xs, R, C, form):
         P = self.predictions.partials
@@ -244,10 +273,12 @@ class SoapModel:
         lam, es2 = self.lam, self.sizes.moment(2)
         if p == "fcfs":
             return np.full(r.shape, lam * es2 / (2 * (1 - self.rho)))
-        form = {"sprpt": "sprpt", "trail-printed": "printed"}.get(p, "corrected")
-        what = ("le", "lt") if p == "spjf" else ("le", "lt", "m2") if p == "pspjf" else (
-            "le", "lt", "m2", "rec")
-        mo = self._moments(r, C, what, form)
+        form = _FORM.get(p, "corrected")
+        mo = self._moments(r, C, _WHAT[p], form)
+        return self._w_from(mo, p)
+
+    def _w_from(self, mo: dict, p: str) -> np.ndarray:
+        lam, es2 = self.lam, self.sizes.moment(2)
         le, lt = mo["le"], mo["lt"]
         if p == "trail-printed":
             return (mo["m2"] + mo["rec"]) / (2 * (1 - le) ** 2)
@@ -359,10 +390,13 @@ class SoapModel:
 
         return wr + self._residence(x, r, p, C, phi)
 
-    def _z_nodes(self, x: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray]:
+    def _z_nodes(self, x: np.ndarray, C: float, kinks: bool = True):
         zp = self.predictions
         if zp.is_atom:
             return np.ones((x.size, 1)), np.ones((x.size, 1))
+        if not kinks and self.sizes.atoms[0].size == 0:
+            z, w = panel_nodes(zp.panel_points, None, self.n)
+            return z, w * zp.pdf(z)
         uk = self._ukinks(C)
         with np.errstate(divide="ignore"):
             extra = np.concatenate(
@@ -416,10 +450,35 @@ class SoapModel:
         1.6583
         """
         p, C = check_policy(policy, C)
+        ex = self.sizes.mean
         if p == "fcfs":
-            return float(self.sizes.mean + self.lam * self.sizes.moment(2) / (2 * (1 - self.rho)))
-        x, wx = self.size_nodes(C)
-        if p == "spjf":
-            # E[W(Y)] + E[X]; W depends on r only
-            pass
-        return float((wx * self.response_given_size(x, p, C)).sum())
+            return float(ex + self.lam * self.sizes.moment(2) / (2 * (1 - self.rho)))
+        form = _FORM.get(p, "corrected")
+        u, wu = panel_nodes(self._upanels(C), None, self.n)
+        u, wu = u[0], wu[0]
+        extra = () if p == "spjf" else ("nu1",) if p == "pspjf" else ("pi",)
+        if self.predictions.is_atom:
+            # E[W(Y)] and E[X phi(Y)] at the size nodes (exact at atoms), the rest on the u grid
+            x, wx = self.size_nodes(C)
+            mo = self._moments(x, C, _WHAT[p], form)
+            ew = float((wx * self._w_from(mo, p)).sum())
+            if p == "spjf":
+                return ew + ex
+            if p == "pspjf":
+                lt = mo["lt"]
+                return ew + ex + float((wx * x * lt / (1 - lt)).sum())
+            mu = self._moments(u, C, ("lt", "pi"), form)
+        else:
+            # W tabulated on the u grid, averaged over (X, Z) by product quadrature; the
+            # density of Y (log-singular at 0 for exp predictions) is never formed
+            mu = self._moments(u, C, _WHAT[p] + extra, form)
+            W = PiecewiseLegendre(self._upanels(C), None, self.n,
+                                  values=self._w_from(mu, p).reshape(-1, self.n))
+            x, wx = self.size_nodes(C)
+            z, wz = self._z_nodes(x, C, kinks=False)
+            ew = float((wx[:, None] * wz * W(x[:, None] * z)).sum())
+            if p == "spjf":
+                return ew + ex
+        phi = mu["lt"] / (1 - mu["lt"])
+        dens = mu["nu1"] if p == "pspjf" else mu["pi"]
+        return ew + ex + float((wu * phi * dens).sum())

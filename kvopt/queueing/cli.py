@@ -1,0 +1,177 @@
+"""``kvopt queueing``: M/G/1 mean response times from the SOAP formulas (and simulation).
+
+Examples::
+
+    kvopt queueing srpt --load 0.8 --sizes exp:1
+    kvopt queueing trail --C 0.8 --load 0.9 --sizes exp:1 --predictions exp --json
+    kvopt queueing sprpt --load 0.5 --sizes uniform:0,2 --predictions exp --simulate 200000
+    kvopt queueing --plot-fig8 fig8.png --simulate 200000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+__all__ = ["add_parser", "run"]
+
+_EPILOG = """\
+POLICY: fcfs, sjf|spjf, psjf|pspjf, srpt|sprpt, trail (needs --C), trail-printed (the
+paper's printed Lemma 1, for comparison only; not simulated).  sjf/psjf/srpt are the
+prediction policies with the predictions given (perfect by default).
+SIZES: exp:MEAN  det:V  uniform:A,B  hyperexp:P1,M1,P2,M2,...  bpareto:ALPHA,LO,HI
+       logt:MU,SIGMA,XMAX[,NU] (censored)  logtt:... (truncated)  empirical:CSV[,COLUMN]
+PREDICTIONS: perfect (default), exp, lognormal:SIGMA, unifnoise:EPS
+"""
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``queueing`` sub-command on an argparse ``subparsers`` object."""
+    p = subparsers.add_parser(
+        "queueing", help="M/G/1 SOAP formulas (FCFS, SJF, SRPT, SPRPT, TRAIL) and simulation",
+        description="Mean response time of an M/G/1 queue under a size- or prediction-based "
+        "policy, from the SOAP formulas (TRAIL: corrected Lemma 1); optionally checked by "
+        "simulation. --plot-fig8 reproduces seed 004 Fig. 8.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("policy", nargs="?", metavar="POLICY", help="scheduling policy")
+    p.add_argument("--load", type=float, metavar="RHO", help="load rho = lam E[S] in (0, 1)")
+    p.add_argument("--sizes", metavar="SPEC", help="job-size distribution, e.g. exp:1")
+    p.add_argument("--predictions", metavar="SPEC", default="perfect",
+                   help="prediction model (default perfect)")
+    p.add_argument("--C", dest="C", type=float, metavar="VALUE",
+                   help="TRAIL: preemption allowed while age < C * prediction")
+    p.add_argument("--given", metavar="X,R",
+                   help="also print E[T(x, r)] for a job of size X and prediction R")
+    p.add_argument("--simulate", type=int, metavar="N", default=0,
+                   help="also simulate N jobs (batch-means standard error)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="simulation seed")
+    p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
+    p.add_argument("--plot-fig8", metavar="OUT.png",
+                   help="reproduce seed 004 Fig. 8 (TRAIL, Exp(1) sizes, exp predictions "
+                   "unless --sizes/--predictions are given; N jobs per point from --simulate, "
+                   "default 100000)")
+    p.add_argument("--lams", metavar="L1,L2,...", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+                   help="arrival rates for --plot-fig8")
+    p.add_argument("--Cs", metavar="C1,C2,...", default="0.2,0.5,0.8,1",
+                   help="C values for --plot-fig8")
+    p.set_defaults(func=run)
+
+
+class _BadInput(ValueError):
+    pass
+
+
+def _floats(text: str, field: str) -> list[float]:
+    try:
+        vals = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise _BadInput(f"`{field}`: expected comma-separated numbers, got {text!r}") from None
+    if not vals:
+        raise _BadInput(f"`{field}`: empty list")
+    return vals
+
+
+def _fig8(args) -> int:
+    from kvopt.queueing.distributions import parse_sizes
+    from kvopt.queueing.plot import fig8_data, plot_fig8
+    from kvopt.queueing.predictions import parse_predictions
+
+    sizes = parse_sizes(args.sizes or "exp:1")
+    preds = parse_predictions(args.predictions if args.predictions != "perfect" or args.sizes
+                              else "exp")
+    lams = np.array(_floats(args.lams, "lams")) / sizes.mean
+    Cs = _floats(args.Cs, "Cs")
+    if np.any(lams <= 0) or np.any(lams * sizes.mean >= 1):
+        raise _BadInput("`lams`: every load must be in (0, 1)")
+    if any(not (c > 0 and np.isfinite(c)) for c in Cs):
+        raise _BadInput("`Cs`: every C must be > 0")
+    n = args.simulate or 100_000
+    if n < 200:
+        raise _BadInput("`simulate`: need at least 200 jobs per point")
+    data = fig8_data(lams, Cs, sizes, preds, n_jobs=n, seed=args.seed)
+    title = (f"TRAIL (SPRPT, limited preemption): sizes {sizes.spec}, predictions "
+             f"{preds.spec}, {n} jobs/point, seed {args.seed}")
+    plot_fig8(data, args.plot_fig8, title)
+    doc = {"figure": str(args.plot_fig8), "sizes": sizes.spec, "predictions": preds.spec,
+           "n_jobs": n, "seed": args.seed,
+           **{k: np.asarray(v).tolist() for k, v in data.items()}}
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print(f"wrote {args.plot_fig8}")
+        print(f"{'C':>5} {'lam':>5} {'formula':>9} {'sim':>9} {'se':>7} {'z':>6} "
+              f"{'mean_mem':>9} {'peak_mem':>9}")
+        for i, C in enumerate(data["Cs"]):
+            for j, lam in enumerate(data["lams"]):
+                f, s, se = data["formula"][i, j], data["sim"][i, j], data["se"][i, j]
+                print(f"{C:5.2f} {lam:5.2f} {f:9.4f} {s:9.4f} {se:7.4f} {(s - f) / se:6.2f} "
+                      f"{data['mean_memory'][i, j]:9.3f} {data['peak_memory'][i, j]:9.2f}")
+    return 0
+
+
+def _main(args) -> int:
+    from kvopt.queueing.distributions import parse_sizes
+    from kvopt.queueing.predictions import parse_predictions
+    from kvopt.queueing.simulate import simulate
+    from kvopt.queueing.soap import SoapModel, check_policy
+
+    if args.plot_fig8:
+        return _fig8(args)
+    if not args.policy:
+        raise _BadInput("`policy`: missing POLICY (or use --plot-fig8 OUT.png)")
+    if args.load is None:
+        raise _BadInput("`load`: --load RHO is required")
+    if not (0 < args.load < 1):
+        raise _BadInput(f"`load`: rho must be in (0, 1), got {args.load:g}")
+    if not args.sizes:
+        raise _BadInput("`sizes`: --sizes SPEC is required (e.g. exp:1)")
+    if args.simulate < 0:
+        raise _BadInput("`simulate`: N must be >= 0")
+    policy, C = check_policy(args.policy, args.C)
+    Cout = C if policy in ("trail", "trail-printed") else None
+    sizes = parse_sizes(args.sizes)
+    preds = parse_predictions(args.predictions)
+    lam = args.load / sizes.mean
+    model = SoapModel(sizes, preds, lam)
+    mean = model.mean_response(policy, Cout)
+    doc: dict = {"policy": policy, "C": Cout, "sizes": sizes.spec, "predictions": preds.spec,
+                 "load": args.load, "lam": lam, "mean_response": mean}
+    lines = [f"policy {policy}" + (f" (C={Cout:g})" if Cout is not None else "")
+             + f"  sizes {sizes.spec}  predictions {preds.spec}  load {args.load:g} "
+             f"(lam {lam:.6g})", f"mean_response (formula)   {mean:.6f}"]
+    if args.given:
+        xr = _floats(args.given, "given")
+        if len(xr) != 2 or min(xr) < 0:
+            raise _BadInput("`given`: expected X,R with X, R >= 0")
+        v = float(model.response_given(xr[0], xr[1], policy, Cout)[0])
+        doc["given"] = {"x": xr[0], "r": xr[1], "mean_response": v}
+        lines.append(f"E[T(x={xr[0]:g}, r={xr[1]:g})]        {v:.6f}")
+    if args.simulate:
+        if policy == "trail-printed":
+            raise _BadInput("`policy`: trail-printed is a formula only; simulate trail")
+        s = simulate(policy, lam, sizes, preds, Cout, n_jobs=args.simulate, seed=args.seed)
+        lo, hi = s.ci()
+        doc["simulation"] = s.to_dict() | {"seed": args.seed, "z": (s.mean_response - mean)
+                                           / s.se if s.se > 0 else None}
+        lines.append(f"mean_response (simulated) {s.mean_response:.6f} +- {s.se:.6f} "
+                     f"(95% CI [{lo:.4f}, {hi:.4f}], {s.n_jobs} jobs kept of {args.simulate}, "
+                     f"seed {args.seed})")
+        lines.append(f"memory (sum of ages)      mean {s.mean_memory:.4f}  peak "
+                     f"{s.peak_memory:.4f}")
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print("\n".join(lines))
+    return 0
+
+
+def run(args) -> int:
+    """Execute ``kvopt queueing``; return 0 on success and 2 on bad input."""
+    try:
+        return _main(args)
+    except ValueError as exc:  # includes _BadInput; messages name the bad field
+        print(f"kvopt queueing: error: {exc}", file=sys.stderr)
+        return 2
