@@ -223,27 +223,44 @@ def sliding_max(x: NDArray[np.int64], w: int) -> NDArray[np.int64]:
     return np.maximum(suf[i], pre[i + w - 1])
 
 
-def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory: int) -> int:
+def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory: int,
+                 until: int | None = None) -> int:
     """First decision point ``t' > t`` at which a candidate ``(prompt, pred)`` passes eq. (5).
 
     Valid while the running set's predicted profile does not change (no admission,
     eviction or early completion), which is exactly when the engine may jump ahead.
-    Requires ``prompt + pred <= memory`` (otherwise the candidate never fits).
+    With ``until``, only ``t' <= until`` are searched and ``until`` is returned if none fits
+    (the caller re-checks there). Without it, requires ``prompt + pred <= memory``.
 
     Examples
     --------
     >>> fp = FutureProfile(); fp.add(0, 1, 4)   # memory 2,3,4,5 at slots 1..4
     >>> earliest_fit(fp, 0, 1, 4, 8)            # (1+d) added from t'+1 fits once t' >= 2
     2
+    >>> earliest_fit(fp, 0, 1, 4, 8, until=1)
+    1
     """
-    last = profile.last_nonzero(t)
+    last = profile.last_nonzero(t) if until is None else int(until)
     if last <= t + 1:
         return t + 1
     # need max_{tau in [t'+1, t'+pred]} (base[tau] + tau) <= t' + memory - prompt, t' in [t+1, last]
     span = last - t + pred
     base = profile.window(t + 1, span)  # slots t+2 .. t+1+span
     g = base + np.arange(t + 2, t + 2 + span, dtype=np.int64)
-    m = sliding_max(g, pred)[: last - t]  # index j <-> t' = t + 1 + j
+    k = last - t  # number of t' to test
+    if pred >= k:
+        # all windows [t'+1, t'+pred] share the core [last+1, t+1+pred]: window max =
+        # max(suffix max of g over [t'+1, last], core max, prefix max over [t+pred+2, t'+pred])
+        head = g[: k - 1]
+        core = g[k - 1: pred]
+        tail = g[pred: pred + k - 1]
+        m = np.full(k, int(core.max()) if core.size else np.iinfo(np.int64).min,
+                    dtype=np.int64)
+        if k > 1:
+            m[:-1] = np.maximum(m[:-1], np.maximum.accumulate(head[::-1])[::-1])
+            m[1:] = np.maximum(m[1:], np.maximum.accumulate(tail))
+    else:
+        m = sliding_max(g, pred)[:k]  # index j <-> t' = t + 1 + j
     tp = np.arange(t + 1, t + 1 + m.shape[0], dtype=np.int64)
     ok = np.flatnonzero(m <= tp + memory - prompt)
     return int(tp[ok[0]]) if ok.size else last

@@ -38,6 +38,17 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 _TIME_EPS = 1e-9
 
 
+_AR = np.arange(1024, dtype=np.int64)
+
+
+def _arange(k: int) -> NDArray[np.int64]:
+    """``np.arange(k)`` from a cache."""
+    global _AR
+    if k > _AR.shape[0]:
+        _AR = np.arange(2 * k, dtype=np.int64)
+    return _AR[:k]
+
+
 class SimulationError(KvoptError, RuntimeError):
     """The simulation cannot proceed (policy stalled, step budget exhausted, ...)."""
 
@@ -256,6 +267,7 @@ def run_engine(
     n, s, o, a, M = st.n, st.s, st.o, st.a, st.M
     slotted = instance.is_slotted
     unit = isinstance(step_time, UnitStepTime)
+    fast_run = getattr(step_time, "decode_run", None)
     order = np.argsort(a, kind="stable")
     a_sorted = a[order]
     ptr = 0
@@ -283,15 +295,22 @@ def run_engine(
         except ImportError:  # pragma: no cover
             bar = None
     policy.reset(st)
+    next_end = -1  # earliest true completion among the running requests
+    next_a = float(a_sorted[0])
+    comp_ids: list[NDArray[np.int64]] = []
+    flag = np.zeros(n, dtype=bool)
+    first_batch = getattr(step_time, "first_batch", None)
+    comp_start: list[NDArray[np.int64]] = []
 
     while True:
         t = st.t
         # 1. completions at t
-        if st.running.shape[0]:
+        if t == next_end:
             fin = st.run_end == t
             if fin.any():
                 ids = st.running[fin]
-                rec.add(ids, st.start[ids], o[ids], True)
+                comp_ids.append(ids)
+                comp_start.append(st.start[ids])
                 st.C -= int((s[ids] - st.start[ids]).sum())
                 st.done[ids] = True
                 st.start[ids] = -1
@@ -306,16 +325,16 @@ def run_engine(
         if st.n_done == n:
             break
         # 2. arrivals visible at t
-        if ptr < n:
+        if ptr < n and next_a <= (t if slotted else st.now + _TIME_EPS):
             if slotted:
                 j = int(np.searchsorted(a_sorted, t, side="right"))
             else:
                 j = int(np.searchsorted(a_sorted, st.now + _TIME_EPS, side="right"))
-            if j > ptr:
-                ids = order[ptr:j]
-                ptr = j
-                st.is_waiting[ids] = True
-                policy.on_arrival(st, ids)
+            ids = order[ptr:j]
+            ptr = j
+            next_a = float(a_sorted[ptr]) if ptr < n else np.inf
+            st.is_waiting[ids] = True
+            policy.on_arrival(st, ids)
         # 3. decide
         decisions += 1
         if decisions > budget:
@@ -324,14 +343,15 @@ def run_engine(
         dec = policy.decide(st)
         if dec.evict is not None and len(dec.evict):
             ev = np.asarray(dec.evict, dtype=np.int64)
-            pos = np.isin(st.running, ev)
+            flag[ev] = True
+            pos = flag[st.running]
+            flag[ev] = False
             if int(pos.sum()) != ev.shape[0]:
                 raise PolicyError(f"{source}: evicting requests that are not running")
-            ln = t - st.start[ev]
-            if (ln >= o[ev]).any():  # pragma: no cover - completions are retired first
-                raise PolicyError(f"{source}: evicting a finished request")
-            rec.add(ev, st.start[ev].copy(), ln, False)
-            st.C -= int((s[ev] - st.start[ev]).sum())
+            ev_start = st.start[ev]
+            ln = t - ev_start
+            rec.add(ev, ev_start, ln, False)
+            st.C -= int((s[ev] - ev_start).sum())
             st.start[ev] = -1
             st.is_waiting[ev] = True
             keep = ~pos
@@ -357,12 +377,13 @@ def run_engine(
         # 4. next decision point
         cands = []
         if cnt:
-            cands.append(int(st.run_end.min()))
+            next_end = int(st.run_end.min())
+            cands.append(next_end)
             # first tau > t with C + cnt*tau > M; decide one slot before it
             cands.append((M - st.C) // cnt)
         if dec.wake is not None:
             cands.append(max(int(dec.wake), t + 1))
-        next_arr: float | None = float(a_sorted[ptr]) if ptr < n else None
+        next_arr: float | None = next_a if ptr < n else None
         if slotted and next_arr is not None and dec.arrivals_matter:
             cands.append(int(next_arr))
         if not cands:
@@ -380,27 +401,46 @@ def run_engine(
         t_ev = max(min(cands), t + 1)
         L = t_ev - t
         # batch statistics of slots t+1 .. t_ev (composition constant after slot t+1)
-        if unit:
+        if unit and not dec.stall:
+            dur = None
+        elif unit:
             dur = np.ones(L, dtype=np.float64)
         else:
             n_new = adm.shape[0]
-            P = int(s[adm].sum()) if n_new else 0
-            Psq = float((s[adm].astype(np.float64) ** 2).sum()) if n_new else 0.0
-            j = np.arange(L, dtype=np.int64)
-            decode = np.full(L, cnt, dtype=np.int64)
-            decode[0] = cnt - n_new
-            prefill = np.zeros(L, dtype=np.int64)
-            prefill[0] = P
-            psq = np.zeros(L, dtype=np.float64)
-            psq[0] = Psq
-            # KV read by decodes at slot t+1+j: sum_running (s + t + j - start)
-            kv = st.C + cnt * (t + j)
             if n_new:
-                kv[0] -= P  # the newly started requests prefill instead of decoding
-            dur = step_time.durations(prefill + decode, decode, kv, prefill, psq)
-        if dec.stall:
-            dur[0] *= 1 + dec.stall
-        tt = st.now + np.cumsum(dur)
+                sa = s[adm]
+                P = int(sa.sum())
+                Psq = float(np.dot(sa, sa))
+            else:
+                P, Psq = 0, 0.0
+            # slot t+1: prefill of the newly started, one decode for the others, which read
+            # sum_old (s + t - start) KV tokens; slots t+1+j (j >= 1): cnt decodes reading
+            # sum_running (s + t + j - start) = C + cnt (t + j)
+            d_old = cnt - n_new
+            if first_batch is not None:
+                first = np.array([first_batch(P, d_old, st.C + cnt * t - P, Psq)])
+            else:
+                first = step_time.durations(np.array([P + d_old]), np.array([d_old]),
+                                            np.array([st.C + cnt * t - P]), np.array([P]),
+                                            np.array([Psq]))
+            if L > 1:
+                kv0 = st.C + cnt * (t + 1)
+                if fast_run is not None:
+                    rest = fast_run(cnt, kv0, L - 1)
+                else:
+                    kv = kv0 + cnt * _arange(L - 1)
+                    rest = step_time.durations(np.full(L - 1, cnt), np.full(L - 1, cnt), kv,
+                                               np.zeros(L - 1, dtype=np.int64),
+                                               np.zeros(L - 1))
+                dur = np.concatenate([first, rest])
+            else:
+                dur = np.asarray(first, dtype=np.float64).reshape(1)
+        if dur is None:
+            tt = st.now + (_arange(L) + 1).astype(np.float64)
+        else:
+            if dec.stall:
+                dur[0] *= 1 + dec.stall
+            tt = st.now + np.cumsum(dur)
         if not slotted and next_arr is not None and dec.arrivals_matter:
             k = int(np.searchsorted(tt, next_arr - _TIME_EPS, side="left"))
             if k < L:
@@ -412,6 +452,9 @@ def run_engine(
         st.now = float(tt[-1])
     if bar is not None:
         bar.close()
+    if comp_ids:
+        ci = np.concatenate(comp_ids)
+        rec.add(ci, np.concatenate(comp_start), o[ci], True)
     req, rs, rl, rc = rec.arrays()
     all_times = np.concatenate(times)
     keep_times = not (slotted and unit and stalls == 0)

@@ -272,7 +272,9 @@ class FutureMemoryPolicy(Policy):
                 admitted.append(i)
             if len(queue):
                 i = queue.peek()
-                wake = earliest_fit(self.profile, t, int(s[i]), int(q[i]), cap)
+                # search only up to the next completion: an event at which we decide anyway
+                until = int(st.run_end.min()) if st.run_end.shape[0] else None
+                wake = earliest_fit(self.profile, t, int(s[i]), int(q[i]), cap, until)
         if self.promote is not None:
             ell, u = self.promote
             allrun = np.concatenate([run, np.asarray(admitted, dtype=np.int64)])

@@ -146,7 +146,8 @@ class UnitStepTime:
                   kv: NDArray[np.int64], prefill: NDArray[np.int64],
                   prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
         """All ones (empty slots too, so slot ``k`` is at time ``k``)."""
-        return np.ones(np.shape(tokens), dtype=np.float64)
+        shape = np.broadcast_shapes(np.shape(tokens), np.shape(kv))
+        return np.ones(shape, dtype=np.float64)
 
     def coefficients(self) -> dict[str, Any]:
         """No parameters."""
@@ -180,6 +181,13 @@ class AffineStepTime:
         """Affine in the batch statistics; 0 for empty batches."""
         t = self.c0 + self.c_p * prefill + self.c_d * decode + self.c_kv * kv
         return np.where(tokens > 0, t, 0.0)
+
+    def decode_run(self, count: int, kv0: int, length: int) -> NDArray[np.float64]:
+        """Durations of ``length`` decode-only batches (see ``ProfiledStepTime``)."""
+        if count <= 0:
+            return np.zeros(length)
+        a = self.c0 + self.c_d * count + self.c_kv * kv0
+        return a + (self.c_kv * count) * np.arange(length, dtype=np.float64)
 
     def coefficients(self) -> dict[str, Any]:
         """``c0, c_p, c_d, c_kv``."""
@@ -293,6 +301,8 @@ class ProfiledStepTime:
             self._tables.update(ar_bytes=size, ar_ms=ar)
         if not self.name:
             self.name = f"a100-{key.replace('-2-', '2-')}-tp{self.tp}"
+        self._kv_coef = self.kv_coef
+        self._psq_coef = self.prefill_sq_coef
 
     def nonattention_ms(self, tokens: ArrayLike) -> NDArray[np.float64]:
         """Interpolated per-layer non-attention time (ms) at ``tokens`` tokens."""
@@ -307,28 +317,77 @@ class ProfiledStepTime:
         size = x * self.config.n_embd * self.config.dtype_bytes
         return _interp_extrap(size, self._tables["ar_bytes"], self._tables["ar_ms"])
 
+    def token_time(self, tokens: ArrayLike) -> NDArray[np.float64]:
+        """The part that depends on the token count only (seconds)::
+
+            overhead + emb(T) + L * (nonattn_tp(T) + 2 * allreduce_tp(T)),   0 at T = 0
+        """
+        T = np.asarray(tokens, dtype=np.float64)
+        layer = (self.nonattention_ms(T) + 2.0 * self.all_reduce_ms(T)) * 1e-3
+        emb = _interp_extrap(T, self._tables["num_tokens"], self._tables["emb_ms"]) * 1e-3
+        return np.where(T > 0, self.overhead + emb + self.config.n_layers * layer, 0.0)
+
+    @property
+    def kv_coef(self) -> float:
+        """Seconds per KV token read by decode attention (all layers)."""
+        c = self.config
+        return c.n_layers * c.kv_bytes_per_token_layer / self.tp / (
+            self.gpu.hbm_bandwidth * self.bw_eff)
+
+    @property
+    def prefill_sq_coef(self) -> float:
+        """Seconds per unit of ``sum s_i**2`` (causal prefill attention, all layers)."""
+        c = self.config
+        return c.n_layers * 2.0 * c.n_head * c.head_dim / (
+            self.tp * self.gpu.peak_flops * self.mfu)
+
+    def _table(self, tmax: int) -> NDArray[np.float64]:
+        tab = self._tables.get("token_time_s")
+        if tab is None or tab.shape[0] <= tmax:
+            size = max(2 * tmax + 1, 4097)
+            tab = self.token_time(np.arange(size))
+            self._tables["token_time_s"] = tab
+        return tab
+
     def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
                   kv: NDArray[np.int64], prefill: NDArray[np.int64],
                   prefill_sq: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Seconds per batch (formula in the class docstring); 0 for empty batches."""
-        c = self.config
-        T = np.asarray(tokens, dtype=np.float64)
-        layer = (self.nonattention_ms(T) + 2.0 * self.all_reduce_ms(T)) * 1e-3
-        attn_dec = np.asarray(kv, dtype=np.float64) * c.kv_bytes_per_token_layer / self.tp / (
-            self.gpu.hbm_bandwidth * self.bw_eff)
-        attn_pre = 2.0 * c.n_head * c.head_dim * np.asarray(prefill_sq, dtype=np.float64) / (
-            self.tp * self.gpu.peak_flops * self.mfu)
-        emb = _interp_extrap(T, self._tables["num_tokens"], self._tables["emb_ms"]) * 1e-3
-        t = self.overhead + emb + c.n_layers * (layer + attn_dec + attn_pre)
+        """Seconds per batch (formula in the class docstring); 0 for empty batches.
+
+        The token-count part is tabulated per integer token count on first use.
+        """
+        T = np.asarray(tokens, dtype=np.int64)
+        tab = self._table(int(T.max(initial=0)))
+        t = tab[T] + self._kv_coef * np.asarray(kv, dtype=np.float64) + (
+            self._psq_coef * np.asarray(prefill_sq, dtype=np.float64))
         return np.where(T > 0, t, 0.0)
+
+    def first_batch(self, prefill: int, decode: int, kv: int, prefill_sq: float) -> float:
+        """Scalar duration of one batch (fast path used by the engine)."""
+        T = prefill + decode
+        if T <= 0:
+            return 0.0
+        tab = self._tables.get("token_time_s")
+        if tab is None or tab.shape[0] <= T:
+            tab = self._table(T)
+        return float(tab[T]) + self._kv_coef * kv + self._psq_coef * prefill_sq
+
+    def decode_run(self, count: int, kv0: int, length: int) -> NDArray[np.float64]:
+        """Durations of ``length`` decode-only batches of ``count`` requests whose KV read
+        starts at ``kv0`` and grows by ``count`` per batch (fast path used by the engine)."""
+        if count <= 0:
+            return np.zeros(length)
+        a = self.first_batch(0, count, kv0, 0.0)
+        return a + (self._kv_coef * count) * np.arange(length, dtype=np.float64)
 
     def coefficients(self) -> dict[str, Any]:
         """Constants and the interpolation tables (ms), JSON-ready."""
         return {
             "model": self.name, "config": asdict(self.config), "tp": self.tp,
             "gpu": asdict(self.gpu), "bw_eff": self.bw_eff, "mfu": self.mfu,
-            "overhead_s": self.overhead,
-            "tables": {k: v.tolist() for k, v in self._tables.items()},
+            "overhead_s": self.overhead, "kv_coef_s_per_token": self.kv_coef,
+            "prefill_sq_coef_s": self.prefill_sq_coef,
+            "tables": {k: v.tolist() for k, v in self._tables.items() if k != "token_time_s"},
         }
 
 

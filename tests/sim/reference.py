@@ -106,6 +106,8 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
     completions = 0
     last_clear = -1
     newcomers = False
+    by_arrival = [int(i) for i in np.argsort(inst.arrival, kind="stable")]
+    ptr = 0
 
     def requeue(ids, new_q=None, back=False):
         nonlocal seq
@@ -129,9 +131,11 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
                 completions += 1
         if all(done):
             break
-        for i in range(n):
-            vis = a[i] <= t if slotted else a[i] <= now + 1e-9
-            if vis and not arrived[i]:
+        while ptr < n and (a[by_arrival[ptr]] <= t if slotted else
+                           a[by_arrival[ptr]] <= now + 1e-9):
+            i = by_arrival[ptr]
+            ptr += 1
+            if not arrived[i]:
                 arrived[i] = True
                 waiting.append(i)
                 if fam == "future" and order == "fifo":
@@ -234,7 +238,7 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
         stalls += stall
         # idle on a timed instance: jump to the next arrival
         if not running and not waiting and not slotted:
-            nxt = min(a[i] for i in range(n) if not arrived[i])
+            nxt = a[by_arrival[ptr]]
             now = max(now, nxt)
             times.append(now)
             t += 1
