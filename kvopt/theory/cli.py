@@ -1,0 +1,114 @@
+"""``kvopt ratio POLICY [--alpha A | --u U] [--l L] [--s S] [--memory M] [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kvopt.cli.common import add_json_argument, emit
+from kvopt.core.errors import InvalidInstanceError
+from kvopt.theory import ratios as rt
+from kvopt.theory.rayleigh import harmonic, lambda_max, paper_fit
+
+POLICIES = ("amin", "amax", "arandom", "a-l", "mcsf", "hsf")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``ratio``."""
+    p = sub.add_parser(
+        "ratio", help="theoretical competitive ratio of a policy (seed 000 / seed 001)",
+        description="Print the theory values for POLICY. Ratios are against H-SF in the fluid "
+        "limit (seed 000) unless stated. amin: lambda_max of Corollary 1's Rayleigh quotient "
+        "(--u U gives lengths in [l, U], default l = 1, s = 0); amax: proven upper bound, the "
+        "printed ('claimed') lower bound and the value its construction gives; a-l: two-point "
+        "instances only; mcsf: seed 001's O(1) constant and, with --memory, the Omega(sqrt M) "
+        "lower bound for every deterministic online algorithm. '--json' prints 'ratio' (the "
+        "headline value: Amin lambda_max, Amax proven upper bound, ...) and the other values.")
+    p.add_argument("policy", choices=POLICIES, metavar="POLICY",
+                   help="one of " + ", ".join(POLICIES))
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--alpha", type=float, default=None, help="prediction accuracy l/u in (0, 1]")
+    g.add_argument("--u", type=int, default=None, help="upper end of the length interval")
+    p.add_argument("--l", type=int, default=None,
+                   help="lower end of the length interval (default 1 with --u; with --alpha "
+                   "the smallest integers l/u = alpha)")
+    p.add_argument("--s", type=float, default=0.0, help="prompt size s (amin only; 0)")
+    p.add_argument("--memory", type=int, default=None, help="M (mcsf's sqrt(M)/28 bound)")
+    add_json_argument(p)
+    p.set_defaults(func=run_ratio)
+
+
+def _interval(args: argparse.Namespace) -> tuple[int, int, float]:
+    alpha = 0.1 if args.alpha is None else float(args.alpha)
+    if args.u is None and not (0.0 < alpha <= 1.0):
+        raise InvalidInstanceError("alpha", f"must be in (0, 1], got {alpha}")
+    if args.l is None and args.u is None:
+        l, u = rt.alpha_to_lu(alpha)
+        return l, u, alpha
+    l = 1 if args.l is None else int(args.l)
+    if l < 1:
+        raise InvalidInstanceError("l", f"must be >= 1, got {l}")
+    if args.s < 0:
+        raise InvalidInstanceError("s", f"must be >= 0, got {args.s}")
+    if args.u is not None:
+        if args.u < l:
+            raise InvalidInstanceError("u", f"must be >= l = {l}, got {args.u}")
+        return l, int(args.u), l / args.u
+    return l, max(l, round(l / alpha)), alpha
+
+
+def ratio_values(policy: str, *, l: int, u: int, alpha: float, s: float = 0.0,
+                 memory: int | None = None) -> dict[str, Any]:
+    """The theory values printed by ``kvopt ratio`` (``ratio`` is the headline).
+
+    Examples
+    --------
+    >>> ratio_values("amax", l=1, u=4, alpha=0.25)["ratio"]
+    10.0
+    """
+    doc: dict[str, Any] = {"policy": policy, "alpha": alpha, "l": l, "u": u, "s": s,
+                           "benchmark": "H-SF (fluid limit n, M -> oo)"}
+    if policy == "amin":
+        lam = float(lambda_max(u, l=l, s=s))  # type: ignore[arg-type]
+        doc.update(ratio=lam, kind="sup over distributions (Lemma 2 / Corollary 1)",
+                   two_point=rt.amin_two_point(alpha),
+                   log_bound=harmonic(u) if (l == 1 and s == 0) else None,
+                   paper_fit=float(paper_fit(u)) if (l == 1 and s == 0) else None)
+    elif policy == "amax":
+        doc.update(ratio=rt.amax_upper(alpha), kind="proven upper bound (Theorem 1)",
+                   upper=rt.amax_upper(alpha), lower_claimed=rt.amax_lower_claimed(alpha),
+                   construction=rt.amax_construction(alpha),
+                   construction_r=rt.amax_construction_argmax(alpha),
+                   construction_at_sqrt_alpha=rt.amax_construction_at(alpha, alpha**0.5))
+    elif policy == "arandom":
+        doc.update(ratio=rt.arandom_upper(alpha), kind="upper bound (Theorem EC.1)")
+    elif policy == "a-l":
+        doc.update(ratio=rt.al_two_point(alpha), kind="two-point instances (Theorem 7)",
+                   amin_two_point=rt.amin_two_point(alpha), alpha_star=rt.ALPHA_STAR,
+                   min_two_point=rt.min_two_point(alpha))
+    elif policy == "mcsf":
+        doc.update(ratio=rt.THM43_RATIO, benchmark="hindsight OPT",
+                   kind="O(1) constant of seed 001 Thm 4.3 (6 x 1536; all at 0, equal s, "
+                        "M >= 2 max(s + o), exact lengths)",
+                   deterministic_lower=(rt.jaillet_thm41_lower(memory)
+                                        if memory is not None else None))
+    else:  # hsf
+        doc.update(ratio=1.0, kind="the benchmark itself")
+    return doc
+
+
+def run_ratio(args: argparse.Namespace) -> int:
+    """Print the theory values of one policy."""
+    l, u, alpha = _interval(args)
+    if args.memory is not None and args.memory < 1:
+        raise InvalidInstanceError("memory", f"must be >= 1, got {args.memory}")
+    doc = ratio_values(args.policy, l=l, u=u, alpha=alpha, s=args.s, memory=args.memory)
+    lines = [f"{args.policy}: alpha = {alpha:.6g} (l = {l}, u = {u}, s = {args.s:g}); "
+             f"benchmark {doc['benchmark']}",
+             f"  ratio = {doc['ratio']:.6f}  [{doc['kind']}]"]
+    for key, val in doc.items():
+        if key in {"policy", "alpha", "l", "u", "s", "benchmark", "ratio", "kind"} or val is None:
+            continue
+        lines.append(f"  {key} = {val:.6f}" if isinstance(val, float) else f"  {key} = {val}")
+    emit(args, doc, "\n".join(lines))
+    return 0
