@@ -9,7 +9,8 @@ height 1 over ``[k_i+d, k_i+o_i]``. All rectangles share one ``AddCumulative`` o
 - disjunctive cliques (:func:`kvopt.mip.builder.conflict_cliques`) as ``AddNoOverlap``;
 - ``k_i <= k_j`` for identical requests ``i < j`` (symmetry breaking);
 - start windows from the incumbent (:func:`kvopt.mip.builder.start_windows`);
-- ``objective >= ceil(LB)`` with the combinatorial bound, and the MC-SF hint.
+- ``objective >= ceil(LB)`` with the combinatorial bound and, when the time-indexed LP is small,
+  its LP bound (``tight+cuts``, HiGHS), and the MC-SF hint.
 """
 
 from __future__ import annotations
@@ -36,9 +37,22 @@ def solve_cp(
     threads: int,
     warm_starts: NDArray[np.int64] | None = None,
     upper: float | None = None,
+    lower: float | None = None,
     verbose: bool = False,
 ) -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
     """Solve the ``cp`` formulation with CP-SAT.
+
+    Parameters
+    ----------
+    instance
+        A slotted instance.
+    time_limit, threads, verbose
+        CP-SAT time limit (s), workers and log.
+    warm_starts
+        Hint (MC-SF starts); its TEL also caps the objective.
+    upper, lower
+        Known feasible TEL and a valid lower bound (e.g. the LP bound) added as
+        ``lower <= objective <= upper``.
 
     Returns
     -------
@@ -82,7 +96,7 @@ def solve_cp(
     for g in group_requests(instance, aggregate=True):
         for u, v in itertools.pairwise(g):
             m.Add(k[int(u)] <= k[int(v)])
-    lb = math.ceil(combinatorial_bound(instance) - 1e-9)
+    lb = math.ceil(max(combinatorial_bound(instance), lower or -math.inf) - 1e-9)
     obj = sum(k) + int((o - a).sum())
     m.Add(obj >= lb)
     if upper is not None:
