@@ -16,7 +16,8 @@ The engine describes each batch by five numbers (all vectorized over a run of sl
 Models (see :data:`STEP_TIME_MODELS`):
 
 - ``unit``: every batch takes 1 (the theory model; MIP-comparable slots).
-- ``a100-llama2-70b-tp2``, ``a100-llama2-7b-tp1`` (and ``-tp1/2/4/8`` variants):
+- ``a100-llama2-70b-tp2``, ``a100-llama2-7b-tp1`` (and ``70b-tp4``, ``7b-tp2``; the shipped
+  all-reduce profile covers 2 and 4 workers only):
   :class:`ProfiledStepTime`, measured Vidur A100 operator profiles + NVLink all-reduce +
   analytic attention.
 - ``roofline-a100-llama2-70b-tp2``, ``roofline-a100-llama2-7b-tp1``: :class:`RooflineStepTime`,
@@ -235,12 +236,12 @@ def load_all_reduce_profile(num_workers: int) -> tuple[NDArray[np.float64], NDAr
 
 def _interp_extrap(x: NDArray[np.float64], xp: NDArray[np.float64],
                    fp: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Piecewise-linear interpolation, linear extrapolation beyond the last two points."""
+    """Piecewise-linear interpolation; proportional (``fp[-1] * x / xp[-1]``) beyond the
+    last profiled point, i.e. constant cost per token / per byte at large sizes."""
     y = np.interp(x, xp, fp)
     hi = x > xp[-1]
-    if hi.any():
-        slope = (fp[-1] - fp[-2]) / (xp[-1] - xp[-2])
-        y = np.where(hi, fp[-1] + slope * (x - xp[-1]), y)
+    if np.any(hi):
+        y = np.where(hi, fp[-1] * x / xp[-1], y)
     return y
 
 
@@ -259,7 +260,7 @@ class ProfiledStepTime:
     - ``nonattn_tp(T)``: sum of the median per-layer times of :data:`NON_ATTENTION_OPS`
       (layer norms, QKV/O projections, RoPE, gated MLP, residual adds) measured by Vidur on one
       A100 at tensor-parallel degree ``tp``, interpolated piecewise-linearly in ``T``
-      (profiled ``T`` = 1..4096; linear extrapolation above).
+      (profiled ``T`` = 1..4096; proportional extrapolation above).
     - ``allreduce_tp``: Vidur's NVLink-pair all-reduce table (median ms by message size),
       two all-reduces per layer (after attention and after the MLP), none at ``tp = 1``.
     - attention is not in the shipped profiles: decode attention is memory bound (KV bytes
@@ -463,7 +464,6 @@ STEP_TIME_MODELS: dict[str, Any] = {
     "affine": AffineStepTime,
     "a100-llama2-70b-tp2": lambda: _profiled(LLAMA2_70B, 2),
     "a100-llama2-70b-tp4": lambda: _profiled(LLAMA2_70B, 4),
-    "a100-llama2-70b-tp8": lambda: _profiled(LLAMA2_70B, 8),
     "a100-llama2-7b-tp1": lambda: _profiled(LLAMA2_7B, 1),
     "a100-llama2-7b-tp2": lambda: _profiled(LLAMA2_7B, 2),
     "roofline-a100-llama2-70b-tp2": lambda: RooflineStepTime(LLAMA2_70B, tp=2,
