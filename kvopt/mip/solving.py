@@ -187,7 +187,11 @@ def solve(
             lower = None
             t_lp = time.perf_counter()
             if cp_lp_bound and instance.n * (instance.arrival.max() + o.sum()) <= 60_000:
-                lower = lp_bound(instance, "tight+cuts", time_limit=time_limit)
+                try:  # at most a quarter of the budget; skipped if the LP is not done by then
+                    lower = lp_bound(instance, "tight+cuts", time_limit=None if time_limit
+                                     is None else 0.25 * time_limit)
+                except RuntimeError:
+                    lower = None
             left = None if time_limit is None else max(
                 time_limit - (time.perf_counter() - t_lp), 0.5)
             res, starts, model = solve_cp(instance, time_limit=left, threads=threads,
