@@ -53,6 +53,9 @@ def add_parser(subparsers) -> None:
                    help="reproduce seed 004 Fig. 8 (TRAIL, Exp(1) sizes, exp predictions "
                    "unless --sizes/--predictions are given; N jobs per point from --simulate, "
                    "default 100000)")
+    p.add_argument("--errata", metavar="OUT.md",
+                   help="write the printed-vs-corrected Lemma 1 table (markdown; simulation "
+                   "columns use --simulate N jobs per row, 0 = formulas only)")
     p.add_argument("--lams", metavar="L1,L2,...", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
                    help="arrival rates for --plot-fig8")
     p.add_argument("--Cs", metavar="C1,C2,...", default="0.2,0.5,0.8,1",
@@ -112,6 +115,41 @@ def _fig8(args) -> int:
     return 0
 
 
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same directory, then rename)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        from kvopt.queueing.plot import _umask_chmod
+
+        _umask_chmod(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _errata(args) -> int:
+    from kvopt.queueing.errata import errata_markdown
+
+    if args.simulate < 0:
+        raise _BadInput("`simulate`: N must be >= 0")
+    text = errata_markdown(n_sim=args.simulate, seed=args.seed)
+    _write_text(args.errata, text + "\n")
+    if args.json:
+        print(json.dumps({"errata": str(args.errata)}))
+    else:
+        print(text)
+    return 0
+
+
 def _main(args) -> int:
     from kvopt.queueing.distributions import parse_sizes
     from kvopt.queueing.predictions import parse_predictions
@@ -120,6 +158,8 @@ def _main(args) -> int:
 
     if args.plot_fig8:
         return _fig8(args)
+    if args.errata:
+        return _errata(args)
     if not args.policy:
         raise _BadInput("`policy`: missing POLICY (or use --plot-fig8 OUT.png)")
     if args.load is None:

@@ -60,6 +60,13 @@ def fig8_data(lams, Cs, sizes: SizeDistribution, predictions: PredictionModel,
     return out
 
 
+def _umask_chmod(path: str) -> None:
+    """Give a ``mkstemp`` file (mode 0600) the usual permissions ``0666 & ~umask``."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 def atomic_savefig(fig, path: str | os.PathLike, **kwargs) -> None:
     """Save a matplotlib figure to ``path`` atomically (temp file in the same dir + rename)."""
     path = Path(path)
@@ -68,6 +75,7 @@ def atomic_savefig(fig, path: str | os.PathLike, **kwargs) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, **kwargs)
+        _umask_chmod(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -80,8 +88,9 @@ def plot_fig8(data: dict, out: str | os.PathLike, title: str = "") -> None:
     from matplotlib.figure import Figure
 
     lams, Cs = data["lams"], data["Cs"]
-    ncol = min(Cs.size, 3)
-    nrow = int(np.ceil(Cs.size / ncol))
+    npanel = Cs.size + (1 if Cs.size > 1 else 0)  # last panel: everything vs C at top lam
+    ncol = min(npanel, 3 if npanel in (5, 6, 9) else 4)
+    nrow = int(np.ceil(npanel / ncol))
     fig = Figure(figsize=(4.2 * ncol, 3.4 * nrow), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrow, ncol, squeeze=False)
@@ -105,7 +114,22 @@ def plot_fig8(data: dict, out: str | os.PathLike, title: str = "") -> None:
             h1, l1 = ax.get_legend_handles_labels()
             h2, l2 = ax2.get_legend_handles_labels()
             ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
-    for k in range(Cs.size, nrow * ncol):
+    if Cs.size > 1:
+        k = Cs.size
+        ax = axes[k // ncol, k % ncol]
+        j = int(np.argmax(lams))
+        ax.plot(Cs, data["formula"][:, j], "-", color="tab:blue")
+        ax.errorbar(Cs, data["sim"][:, j], yerr=1.96 * data["se"][:, j], fmt="o", ms=3,
+                    color="tab:blue")
+        ax.set_xlabel("C")
+        ax.set_ylabel("mean response time", color="tab:blue")
+        ax.set_title(f"all C at λ = {lams[j]:g}")
+        ax2 = ax.twinx()
+        ax2.plot(Cs, data["peak_memory"][:, j], "s-", ms=3, color="tab:green")
+        ax2.plot(Cs, data["mean_memory"][:, j], "o--", ms=3, color="tab:green")
+        ax2.set_ylim(0, peak_max)
+        ax2.set_ylabel("memory (sum of ages)", color="tab:green")
+    for k in range(npanel, nrow * ncol):
         axes[k // ncol, k % ncol].set_visible(False)
     if title:
         fig.suptitle(title, fontsize=10)

@@ -136,7 +136,12 @@ class SoapModel:
 
     def _ukinks(self, C: float) -> np.ndarray:
         """Points in ``r`` where ``rho(r)``, ``W(r)`` may kink."""
-        b = self.sizes.breakpoints if self.predictions.is_atom else self.sizes.atoms[0]
+        if self.predictions.is_atom:
+            b = self.sizes.breakpoints
+        else:  # smooth noise: only atoms and the ends of the support (density jumps) matter
+            pts = self.sizes.panel_points
+            ends = [] if pts is None else [pts[0], pts[-1]]
+            b = np.unique(np.concatenate([self.sizes.atoms[0], ends]))
         if b.size > 64:  # long empirical traces: rely on the geometric grid
             b = np.quantile(b, np.linspace(0, 1, 65))
         parts = [b, b / C, b / (1 + C) * 1.0]
