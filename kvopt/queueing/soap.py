@@ -91,7 +91,7 @@ class SoapModel:
     >>> from kvopt.queueing.distributions import Exponential
     >>> from kvopt.queueing.predictions import ExpPredictions
     >>> m = SoapModel(Exponential(1.0), ExpPredictions(), lam=0.5)
-    >>> round(float(m.response_given(0.3, 1.0, "trail", C=0.5)), 6)
+    >>> round(float(m.response_given(0.3, 1.0, "trail", C=0.5)[0]), 6)
     0.873863
     """
 
