@@ -99,7 +99,7 @@ def lemma2_terms(x: ArrayLike, *, l: int = 1, s: float = 0.0) -> tuple[float, fl
     --------
     >>> N, D = lemma2_terms([0.5, 0.5])  # o in {1, 2}, half each
     >>> round(N / D, 6)
-    1.222222
+    1.214286
     """
     xv = np.asarray(x, dtype=np.float64)
     u = l + xv.shape[0] - 1
@@ -144,7 +144,7 @@ def matrices(u: int, *, l: int = 1, s: float = 0.0) -> tuple[NDArray[np.float64]
     --------
     >>> A, B = matrices(3)
     >>> A.tolist()[0], B.tolist()[2]
-    ([1.0, 2.0, 3.3333333333333335], [1.0, 4.0, 9.0])
+    ([1.0, 1.75, 2.333333333333333], [1.0, 4.0, 9.0])
     """
     _check(l, u, s)
     k = np.arange(l, u + 1, dtype=np.float64)
@@ -166,7 +166,7 @@ def rayleigh_quotient(x: ArrayLike, u: int | None = None, *, l: int = 1, s: floa
     Examples
     --------
     >>> round(rayleigh_quotient([1.0, 1.0]), 6)
-    1.222222
+    1.214286
     """
     xv = np.asarray(x, dtype=np.float64)
     u = l + xv.size - 1 if u is None else u

@@ -1,0 +1,130 @@
+"""``kvopt report ratios ...`` and ``kvopt report search ...``."""
+
+from __future__ import annotations
+
+import argparse
+
+from kvopt.cli.common import add_json_argument, emit
+from kvopt.core.errors import InvalidInstanceError
+
+
+def _alpha(text: str) -> float:
+    """Parse ``0.25`` or ``1/4``."""
+    try:
+        if "/" in text:
+            num, den = text.split("/", 1)
+            val = float(num) / float(den)
+        else:
+            val = float(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (0.0 < val <= 1.0):
+        raise argparse.ArgumentTypeError(f"alpha must be in (0, 1], got {text}")
+    return val
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``report`` with the sub-commands ``ratios`` and ``search``."""
+    p = sub.add_parser("report", help="reports: ratio-vs-alpha table/plots, counterexample search")
+    rs = p.add_subparsers(dest="report_command", metavar="REPORT")
+    rs.required = True
+
+    r = rs.add_parser(
+        "ratios", help="ratio-vs-alpha table (md/csv/tex), plots and manifest",
+        description="Write table.md, table.csv, table.tex, ratios_amax.png, ratios_amin.png, "
+        "lambda_fit.png, convergence.md/csv and manifest.json into --out. Theory columns from "
+        "kvopt.theory; measured columns simulate kvopt.sim policies against H-SF and solve "
+        "small instances with kvopt.mip. Deterministic given --seeds.")
+    r.add_argument("--alphas", type=_alpha, nargs="+", default=None, metavar="A",
+                   help="alpha values (e.g. 1 1/2 0.25); default 1, 1/2, 1/3, 1/4, 1/5, 1/10, "
+                   "1/20, 1/50, 1/100, 1/1000")
+    r.add_argument("--out", required=True, help="output directory")
+    r.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                   help="policy / instance seeds (0 1 2)")
+    r.add_argument("--n", type=int, default=2000, help="jobs per large measured instance")
+    r.add_argument("--max-u", type=int, default=400,
+                   help="skip measured columns with u = round(4/alpha) above this (400)")
+    r.add_argument("--theory-only", action="store_true", help="no simulation, no MIP")
+    r.add_argument("--no-opt", action="store_true", help="skip the vs-OPT (MIP) columns")
+    r.add_argument("--no-convergence", action="store_true", help="skip convergence.md/csv")
+    add_json_argument(r)
+    r.set_defaults(func=run_ratios)
+
+    s = rs.add_parser(
+        "search", help="counterexample search: maximise TEL(policy)/OPT on small instances",
+        description="Random restarts + hill climbing over small instances under the given "
+        "constraints; OPT proven by the MIP. Writes the worst instance found to --out.")
+    s.add_argument("policy", metavar="POLICY", help="kvopt.sim policy (mcsf, amin, amax, ...)")
+    s.add_argument("--out", required=True, help="instance JSON to write")
+    s.add_argument("--restarts", type=int, default=10)
+    s.add_argument("--steps", type=int, default=40)
+    s.add_argument("--rng-seed", type=int, default=0)
+    s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3],
+                   help="policy seeds averaged for randomised policies")
+    s.add_argument("--n", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
+    s.add_argument("--memory", type=int, nargs=2, default=[4, 12], metavar=("MIN", "MAX"))
+    s.add_argument("--prompt", type=int, nargs=2, default=[0, 3], metavar=("MIN", "MAX"))
+    s.add_argument("--output", type=int, nargs=2, default=[1, 8], metavar=("MIN", "MAX"))
+    s.add_argument("--max-arrival", type=int, default=0)
+    s.add_argument("--same-prompt", action="store_true")
+    s.add_argument("--interval", type=int, nargs=2, default=None, metavar=("L", "U"),
+                   help="prediction interval [L, U] of every request (Amin/Amax need one)")
+    s.add_argument("--solver", default="highs")
+    s.add_argument("--time-limit", type=float, default=10.0)
+    add_json_argument(s)
+    s.set_defaults(func=run_search)
+
+
+def run_ratios(args: argparse.Namespace) -> int:
+    """Write the ratio report."""
+    from kvopt.report.ratios import DEFAULT_ALPHAS, MeasureConfig, table_markdown, write_report
+
+    if args.n < 10:
+        raise InvalidInstanceError("n", f"must be >= 10, got {args.n}")
+    alphas = tuple(args.alphas) if args.alphas else DEFAULT_ALPHAS
+    cfg = MeasureConfig(seeds=tuple(args.seeds), n=args.n, max_u=args.max_u,
+                        opt=not args.no_opt)
+    command = ["kvopt", "report", "ratios", "--alphas", *[repr(a) for a in alphas],
+               "--out", str(args.out), "--seeds", *[str(s) for s in args.seeds],
+               "--n", str(args.n), "--max-u", str(args.max_u)]
+    command += [flag for flag, on in (("--theory-only", args.theory_only),
+                                      ("--no-opt", args.no_opt),
+                                      ("--no-convergence", args.no_convergence)) if on]
+    man = write_report(args.out, alphas=alphas, config=cfg, measured=not args.theory_only,
+                       convergence=not args.no_convergence, command=command,
+                       progress=not args.json)
+    doc = {"out": str(args.out), "files": man["files"], "rows": man["rows"],
+           "convergence": man["convergence"]}
+    emit(args, doc, table_markdown(man["rows"]) + f"\nwrote {len(man['files']) + 1} files "
+         f"to {args.out}")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """Run the counterexample search and write the worst instance."""
+    from kvopt.report.search import SearchSpace, search
+
+    for name in ("n", "memory", "prompt", "output"):
+        lo, hi = getattr(args, name)
+        if lo > hi or lo < (1 if name in ("n", "memory", "output") else 0):
+            raise InvalidInstanceError(name, f"bad range {lo}..{hi}")
+    space = SearchSpace(n=tuple(args.n), memory=tuple(args.memory), prompt=tuple(args.prompt),
+                        output=tuple(args.output), max_arrival=args.max_arrival,
+                        same_prompt=args.same_prompt,
+                        interval=None if args.interval is None else tuple(args.interval))
+    res = search(args.policy, space=space, restarts=args.restarts, steps=args.steps,
+                 seeds=args.seeds, rng_seed=args.rng_seed, solver=args.solver,
+                 time_limit=args.time_limit, progress=not args.json)
+    if res.instance is None:
+        emit(args, {"ok": False, "policy": args.policy}, "no instance with a proven optimum")
+        return 1
+    res.instance.save(args.out)
+    doc = {"policy": res.policy, "ratio": res.ratio, "tel": res.tel, "opt": res.opt,
+           "evaluations": res.evaluations, "skipped": res.skipped, "out": str(args.out),
+           "space": space.to_dict(), "instance": res.instance.to_dict()}
+    inst = res.instance
+    emit(args, doc, f"worst TEL({res.policy})/OPT = {res.ratio:.4f} (TEL {res.tel:g}, OPT "
+         f"{res.opt:g}) after {res.evaluations} evaluations\nM = {inst.memory}, arrival = "
+         f"{inst.arrival.tolist()}, prompt = {inst.prompt.tolist()}, output = "
+         f"{inst.output.tolist()}\nwrote {args.out}")
+    return 0
