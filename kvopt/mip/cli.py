@@ -7,6 +7,8 @@ import math
 import time
 from typing import Any
 
+import numpy as np
+
 from kvopt.cli.common import add_instance_argument, add_json_argument, emit, read_instance
 from kvopt.core.instance import Instance
 
@@ -44,8 +46,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--slot-seconds", type=float, default=None, metavar="DT",
                    help="for time_unit='second' traces: discretise with kvopt.mip.discretize "
                    "(arrival slot = ceil(t / DT))")
+    p.add_argument("--first", type=int, default=None, metavar="N",
+                   help="keep only the first N requests (by arrival order in the file)")
     p.add_argument("--lp", choices=("auto", "exact", "lagrangian", "none"), default="auto",
-                   help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size)")
+                   help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size); "
+                   "auto: exact up to n*T = 2e5, Lagrangian up to 2e7, else none")
     p.add_argument("--iterations", type=int, default=200, help="Lagrangian iterations")
     p.add_argument("--solve", type=float, default=None, metavar="S",
                    help="also run `solve` with this time limit for a better schedule")
@@ -120,7 +125,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                     "objective": res.objective, "valid": True}
         bounds["solver"] = res.bound
     size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
-    mode = lp if lp != "auto" else ("exact" if size <= 200_000 else "lagrangian")
+    mode = lp if lp != "auto" else ("exact" if size <= 200_000 else
+                                    "lagrangian" if size <= 20_000_000 else "none")
     t1 = time.perf_counter()
     if mode == "exact":
         from kvopt.mip.solving import lp_bound
@@ -146,6 +152,12 @@ def run_bound(args: argparse.Namespace) -> int:
     from kvopt.mip.discretize import discretize
 
     inst = read_instance(args)
+    if args.first is not None:
+        if args.first < 1:
+            from kvopt.core.errors import InvalidInstanceError
+
+            raise InvalidInstanceError("--first", f"must be >= 1, got {args.first}")
+        inst = inst.take(np.arange(min(args.first, inst.n)))
     if not inst.is_slotted and args.slot_seconds is not None:
         inst = discretize(inst, args.slot_seconds)
     doc = bound_report(inst, lp=args.lp, iterations=args.iterations, solve_time=args.solve)

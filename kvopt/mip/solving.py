@@ -186,7 +186,7 @@ def solve(
 
             lower = None
             t_lp = time.perf_counter()
-            if cp_lp_bound and instance.n * (instance.arrival.max() + o.sum()) <= 60_000:
+            if cp_lp_bound and instance.n * (instance.arrival.max() + o.sum()) <= 20_000:
                 try:  # at most a quarter of the budget; skipped if the LP is not done by then
                     lower = lp_bound(instance, "tight+cuts", time_limit=None if time_limit
                                      is None else 0.25 * time_limit)
