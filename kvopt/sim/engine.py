@@ -79,6 +79,10 @@ class Decision:
     arrivals_matter
         If False the engine need not stop at arrivals until the next other event (the
         policy knows that no newcomer can be admitted before then).
+    arrival_filter
+        Optional ``f(ids) -> bool mask``: only arrivals with a True mask can change the
+        decision before the next other event (e.g. MC-SF: only requests that would sort
+        before the blocked head of the queue). Others are delivered at the next event.
     """
 
     evict: NDArray[np.int64] | None = None
@@ -86,6 +90,7 @@ class Decision:
     wake: int | None = None
     stall: int = 0
     arrivals_matter: bool = True
+    arrival_filter: Any = None
 
 
 class WaitQueue:
@@ -385,7 +390,14 @@ def run_engine(
             cands.append(max(int(dec.wake), t + 1))
         next_arr: float | None = next_a if ptr < n else None
         if slotted and next_arr is not None and dec.arrivals_matter:
-            cands.append(int(next_arr))
+            if dec.arrival_filter is None or not cands:
+                cands.append(int(next_arr))
+            else:  # first relevant arrival before the other events
+                j_end = int(np.searchsorted(a_sorted, min(cands), side="right"))
+                if j_end > ptr:
+                    rel = dec.arrival_filter(order[ptr:j_end])
+                    if rel.any():
+                        cands.append(int(a_sorted[ptr + int(np.argmax(rel))]))
         if not cands:
             if next_arr is None:
                 raise SimulationError(f"policy {source!r} stalled with {int(st.is_waiting.sum())} "
@@ -442,7 +454,12 @@ def run_engine(
                 dur[0] *= 1 + dec.stall
             tt = st.now + np.cumsum(dur)
         if not slotted and next_arr is not None and dec.arrivals_matter:
-            k = int(np.searchsorted(tt, next_arr - _TIME_EPS, side="left"))
+            x = next_arr
+            if dec.arrival_filter is not None and x <= tt[-1] + _TIME_EPS:
+                j_end = int(np.searchsorted(a_sorted, tt[-1] + _TIME_EPS, side="right"))
+                rel = dec.arrival_filter(order[ptr:j_end])
+                x = float(a_sorted[ptr + int(np.argmax(rel))]) if rel.any() else np.inf
+            k = int(np.searchsorted(tt, x - _TIME_EPS, side="left"))
             if k < L:
                 L = k + 1
                 tt = tt[:L]

@@ -286,8 +286,14 @@ class FutureMemoryPolicy(Policy):
                 wake = w if wake is None else min(wake, w)
         ev = np.concatenate(evicted) if evicted else None
         arrivals_matter = not (self.order != "pred" and len(queue))
+        filt = None
+        if arrivals_matter and len(queue):
+            # only a newcomer sorting before the blocked head could be admitted earlier
+            head_key = queue.peek_key()
+            key = self.key
+            filt = lambda ids: key[ids] <= head_key  # noqa: E731
         return Decision(evict=ev, admit=np.asarray(admitted, dtype=np.int64), wake=wake,
-                        arrivals_matter=arrivals_matter)
+                        arrivals_matter=arrivals_matter, arrival_filter=filt)
 
 
 class GreedyPolicy(Policy):
@@ -391,9 +397,14 @@ class GreedyPolicy(Policy):
             used += need
             admitted.append(i)
         arrivals_matter = not (self.order == "arrival" and len(queue))
+        filt = None
+        if arrivals_matter and len(queue):
+            head_key = queue.peek_key()
+            key = self.key
+            filt = lambda ids: key[ids] <= head_key  # noqa: E731
         return Decision(evict=ev if ev.shape[0] else None,
                         admit=np.asarray(admitted, dtype=np.int64), stall=stall,
-                        arrivals_matter=arrivals_matter)
+                        arrivals_matter=arrivals_matter, arrival_filter=filt)
 
 
 class ReplayPolicy(Policy):

@@ -67,3 +67,19 @@ def test_replay_with_evictions_identical():
     assert res.schedule.num_evictions > 0
     back = simulate(inst, "replay", schedule=res.schedule)
     assert back.schedule.same_runs(res.schedule)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mip_schedule_replays_identically(seed):
+    mip = pytest.importorskip("kvopt.mip")
+    inst = random_small(seed + 7)
+    try:
+        sol = mip.solve(inst, time_limit=20.0)
+    except Exception as exc:  # pragma: no cover - solver backend unavailable
+        pytest.skip(f"MIP not available: {exc}")
+    if sol.schedule is None:
+        pytest.skip("no MIP incumbent")
+    back = simulate(inst, "replay", schedule=sol.schedule)
+    assert back.schedule.same_runs(sol.schedule)
+    assert back.metrics.total_latency == sol.objective
+    assert sol.objective <= simulate(inst, "mcsf").metrics.total_latency
