@@ -23,6 +23,8 @@ name                      lengths used in the check       order / extras
 ``amin-multi``            lower end of o's class          as ``amin`` (seed 000 Alg. 5)
 ``a-l``                   l, then u after promotion       FIFO; a job with l tokens and unfinished
                                                           is evicted and re-queued at the back
+                                                          (l, u: options, else min pred_lower /
+                                                          max pred_upper, else min/max of o)
 ``mcsf-margin``           noisy point prediction          as ``mcsf`` with capacity (1-alpha) M
 ========================  =============================  ==========================================
 
@@ -131,6 +133,15 @@ class FutureMemoryPolicy(Policy):
     promote
         ``(l, u)`` for A_l: a running request with prediction ``l`` that has generated ``l``
         tokens is evicted, gets prediction ``u`` and re-queues at the back.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> pol = FutureMemoryPolicy("mcsf-literal", inst.output, overrun="finished")
+    >>> simulate(inst, pol).metrics.total_latency
+    12.0
     """
 
     def __init__(self, name: str, pred: NDArray[np.int64], *, order: str = "pred",
@@ -313,6 +324,15 @@ class GreedyPolicy(Policy):
         Clearing probability for ``overflow="beta"``.
     stall
         Charge one iteration of time per extra beta pass (default True).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=10, arrival=[0, 1], prompt=[0, 0], output=[6, 6])
+    >>> res = simulate(inst, GreedyPolicy("fcfs"))   # the later arrival is preempted once
+    >>> res.metrics.evictions, res.metrics.total_latency
+    (1, 16.0)
     """
 
     def __init__(self, name: str, *, order: str = "arrival", alpha: float = 0.0,
@@ -411,7 +431,18 @@ class ReplayPolicy(Policy):
     """Replays the runs of a :class:`Schedule` (e.g. a MIP optimum) through the engine.
 
     At decision point ``k`` it evicts the runs that end there without completing and starts
-    the runs that start there. On unit steps the result is the same schedule.
+    the runs that start there. On unit steps the result is the same schedule; with another
+    step-time model the decision points move in wall time, so on a timed instance a replayed
+    start may precede its arrival (the validator then rejects the result).
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> s = Schedule.from_starts(inst, [0, 4])
+    >>> simulate(inst, "replay", schedule=s).schedule.same_runs(s)
+    True
     """
 
     def __init__(self, schedule: Schedule, name: str = "replay") -> None:

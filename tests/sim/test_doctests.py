@@ -1,0 +1,16 @@
+"""The examples in the kvopt.sim docstrings run."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["kvopt.sim", "kvopt.sim.admission", "kvopt.sim.engine", "kvopt.sim.policies",
+           "kvopt.sim.predictions", "kvopt.sim.step_time", "kvopt.sim.table1"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name):
+    mod = importlib.import_module(name)
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.failed == 0
