@@ -307,12 +307,13 @@ class SoapModel:
             out[i] = (w[0] / (1 - self.rho_r(s[0], inclusive=False))).sum()
         return out
 
-    def _residence(self, x, r, p: str, C: float, phi) -> np.ndarray:
+    def _residence(self, x, r, p: str, C: float, phi, rho_lt) -> np.ndarray:
+        """Residence given ``phi(hi, lo) = int_lo^hi ds / (1 - rho_lt(s))`` and ``rho_lt``."""
         x, r = np.broadcast_arrays(np.asarray(x, float), np.asarray(r, float))
         if p in ("fcfs", "spjf"):
             return x.astype(float)
         if p == "pspjf":
-            return x / (1 - self._rho_lt_fn(r))
+            return x / (1 - rho_lt(r))
         if p == "sprpt":
             return phi(r, _pos(r - x)) + _pos(x - r)
         if p == "trail":
@@ -331,12 +332,13 @@ class SoapModel:
         p, C = check_policy(policy, C)
         x, r = np.broadcast_arrays(np.atleast_1d(np.asarray(x, float)),
                                    np.atleast_1d(np.asarray(r, float)))
-        self._rho_lt_fn = lambda s: self.rho_r(s, inclusive=False)  # direct evaluation
-
         def phi(hi, lo):
             return self._phi_direct(np.ravel(lo), np.ravel(hi)).reshape(np.shape(hi))
 
-        return self._residence(x, r, p, C, phi)
+        def rho_lt(s):
+            return self.rho_r(np.ravel(s), inclusive=False).reshape(np.shape(s))
+
+        return self._residence(x, r, p, C, phi, rho_lt)
 
     def response_given(self, x, r, policy: str = "trail", C: float | None = None) -> np.ndarray:
         """Mean response time ``E[T(x, r)]`` (direct quadrature, no interpolation).
@@ -360,8 +362,7 @@ class SoapModel:
             u = self._upanels(C)
             if "phi" not in self._cache:
                 lt = PiecewiseLegendre(u, lambda s: self.rho_r(s, inclusive=False), self.n)
-                g = PiecewiseLegendre(u, lambda s: 1.0 / (1.0 - lt(s)), self.n)
-                g.values = 1.0 / (1.0 - lt.values)
+                g = PiecewiseLegendre(u, None, self.n, values=1.0 / (1.0 - lt.values))
                 self._cache["phi"] = (lt, g)
             W = PiecewiseLegendre(u, lambda s: self.waiting(s, p, C), self.n)
             self._cache[key] = W
@@ -385,15 +386,13 @@ class SoapModel:
                 m = np.isin(s, ua)
                 out[m] = [lt_at[v] for v in s[m].tolist()]
                 return out
-
-            self._rho_lt_fn = lt_fn
         else:
-            self._rho_lt_fn = lt
+            lt_fn = lt
 
         def phi(hi, lo):
             return g.integral(hi) - g.integral(lo)
 
-        return wr + self._residence(x, r, p, C, phi)
+        return wr + self._residence(x, r, p, C, phi, lt_fn)
 
     def _z_nodes(self, x: np.ndarray, C: float, kinks: bool = True):
         zp = self.predictions
