@@ -141,13 +141,12 @@ def _neighbour(space: SearchSpace, state: tuple[int, np.ndarray, np.ndarray, np.
 
 def _instance(space: SearchSpace, state: tuple[int, np.ndarray, np.ndarray, np.ndarray],
               name: str) -> Instance:
-    M, a, s, o = state
-    order = np.lexsort((o, s, a))  # canonical order: same multiset -> same hash
+    M, a, s, o = state  # request order is kept: it decides tie-breaks of the policies
     kw: dict[str, Any] = {}
     if space.interval is not None:
         kw = {"pred_lower": np.full(s.size, space.interval[0]),
               "pred_upper": np.full(s.size, space.interval[1])}
-    return Instance(memory=M, arrival=a[order], prompt=s[order], output=o[order], name=name, **kw)
+    return Instance(memory=M, arrival=a, prompt=s, output=o, name=name, **kw)
 
 
 def search(policy: str, *, space: SearchSpace | None = None, restarts: int = 10,
