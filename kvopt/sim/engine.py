@@ -310,23 +310,22 @@ def run_engine(
     while True:
         t = st.t
         # 1. completions at t
-        if t == next_end:
+        if t == next_end:  # (the running set has not changed since next_end was computed)
             fin = st.run_end == t
-            if fin.any():
-                ids = st.running[fin]
-                comp_ids.append(ids)
-                comp_start.append(st.start[ids])
-                st.C -= int((s[ids] - st.start[ids]).sum())
-                st.done[ids] = True
-                st.start[ids] = -1
-                keep = ~fin
-                st.running = st.running[keep]
-                st.run_end = st.run_end[keep]
-                st.n_done += ids.shape[0]
-                st.completions += ids.shape[0]
-                policy.on_complete(st, ids)
-                if bar is not None:
-                    bar.update(ids.shape[0])
+            ids = st.running[fin]
+            comp_ids.append(ids)
+            comp_start.append(st.start[ids])
+            st.C -= int((s[ids] - st.start[ids]).sum())
+            st.done[ids] = True
+            st.start[ids] = -1
+            keep = ~fin
+            st.running = st.running[keep]
+            st.run_end = st.run_end[keep]
+            st.n_done += ids.shape[0]
+            st.completions += ids.shape[0]
+            policy.on_complete(st, ids)
+            if bar is not None:
+                bar.update(ids.shape[0])
         if st.n_done == n:
             break
         # 2. arrivals visible at t
@@ -386,6 +385,8 @@ def run_engine(
             cands.append(next_end)
             # first tau > t with C + cnt*tau > M; decide one slot before it
             cands.append((M - st.C) // cnt)
+        else:
+            next_end = -1
         if dec.wake is not None:
             cands.append(max(int(dec.wake), t + 1))
         next_arr: float | None = next_a if ptr < n else None

@@ -185,6 +185,7 @@ class FutureMemoryPolicy(Policy):
         self.profile = FutureProfile(4 * self.H + 64)
         self.last_clear_completions = -1
         self.stats = {"clearings": 0, "promotions": 0}
+        self.pend_min = 0
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
         if self.order == "fifo":  # behind everything queued so far, re-queued ones included
@@ -257,11 +258,16 @@ class FutureMemoryPolicy(Policy):
         queue = self.queue
         if len(queue):
             extra0 = 0
-            if self.overrun == "next-step" and run.shape[0]:
+            # (pend_min: a lower bound on the predicted ends of the running requests, so
+            # the vector check runs only when one of them may have outlived its prediction)
+            if self.overrun == "next-step" and run.shape[0] and t >= self.pend_min:
                 prog = t - st.start[run]
                 lapsed = prog >= self.q[run]
                 if lapsed.any():
                     extra0 = int((s[run[lapsed]] + prog[lapsed] + 1).sum())
+                    self.pend_min = t  # re-check at every decision while some request lapses
+                else:
+                    self.pend_min = int((st.start[run] + self.q[run]).min())
             cap = self.cap
             base = self.profile.window(t, self.H)
             d = self.profile.d(self.H)
@@ -280,6 +286,8 @@ class FutureMemoryPolicy(Policy):
                 seg[:] = trial
                 queue.pop()
                 pstart[i] = t
+                if t + qi < self.pend_min:
+                    self.pend_min = t + qi
                 admitted.append(i)
             if len(queue):
                 i = queue.peek()
