@@ -39,12 +39,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("policy", nargs="?", metavar="POLICY", help="scheduling policy")
     p.add_argument("--load", type=float, metavar="RHO", help="load rho = lam E[S] in (0, 1)")
     p.add_argument("--sizes", metavar="SPEC", help="job-size distribution, e.g. exp:1")
-    p.add_argument("--predictions", metavar="SPEC", default="perfect",
-                   help="prediction model (default perfect)")
+    p.add_argument("--predictions", metavar="SPEC", default=None,
+                   help="prediction model (default perfect; exp for --plot-fig8)")
     p.add_argument("--C", dest="C", type=float, metavar="VALUE",
                    help="TRAIL: preemption allowed while age < C * prediction")
     p.add_argument("--given", metavar="X,R",
                    help="also print E[T(x, r)] for a job of size X and prediction R")
+    p.add_argument("--per-size", metavar="X1,X2,...",
+                   help="also print the per-size means E[T(x)] (averaged over predictions)")
     p.add_argument("--simulate", type=int, metavar="N", default=0,
                    help="also simulate N jobs (batch-means standard error)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="simulation seed")
@@ -83,8 +85,7 @@ def _fig8(args) -> int:
     from kvopt.queueing.predictions import parse_predictions
 
     sizes = parse_sizes(args.sizes or "exp:1")
-    preds = parse_predictions(args.predictions if args.predictions != "perfect" or args.sizes
-                              else "exp")
+    preds = parse_predictions(args.predictions or "exp")
     lams = np.array(_floats(args.lams, "lams")) / sizes.mean
     Cs = _floats(args.Cs, "Cs")
     if np.any(lams <= 0) or np.any(lams * sizes.mean >= 1):
@@ -189,6 +190,15 @@ def _main(args) -> int:
         v = float(model.response_given(xr[0], xr[1], policy, Cout)[0])
         doc["given"] = {"x": xr[0], "r": xr[1], "mean_response": v}
         lines.append(f"E[T(x={xr[0]:g}, r={xr[1]:g})]        {v:.6f}")
+    if args.per_size:
+        xs = np.array(_floats(args.per_size, "per-size"))
+        if np.any(xs < 0):
+            raise _BadInput("`per-size`: sizes must be >= 0")
+        ts = model.response_given_size(xs, policy, Cout)
+        doc["per_size"] = [{"x": float(a), "mean_response": float(b)}
+                           for a, b in zip(xs, ts, strict=True)]
+        lines += [f"E[T(x={a:g})]{' ' * max(1, 14 - len(f'{a:g}'))}{b:.6f}"
+                  for a, b in zip(xs, ts, strict=True)]
     if args.simulate:
         if policy == "trail-printed":
             raise _BadInput("`policy`: trail-printed is a formula only; simulate trail")

@@ -90,3 +90,17 @@ def test_errata_table(tmp_path, capsys):
     md = tmp_path / "errata.md"
     code, out, _ = _run(["--errata", str(md), "--simulate", "0"], capsys)
     assert code == 0 and "printed" in md.read_text() and "corrected" in out
+
+
+def test_per_size(capsys):
+    code, out, _ = _run(["srpt", "--load", "0.5", "--sizes", "exp:1", "--per-size", "0.5,2",
+                         "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0
+    from kvopt.queueing import classical_given_size
+
+    ref = classical_given_size("srpt", 0.5, parse_sizes("exp:1"), [0.5, 2.0])
+    assert [d["mean_response"] for d in doc["per_size"]] == pytest.approx(list(ref), rel=1e-7)
+    code, out, err = _run(["srpt", "--load", "0.5", "--sizes", "exp:1", "--per-size", "a"],
+                          capsys)
+    assert code == 2 and "`per-size`" in err
