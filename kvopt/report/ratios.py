@@ -2,9 +2,10 @@
 
 :func:`ratio_rows` computes one row per alpha; :func:`write_report` writes ``table.md``,
 ``table.csv``, ``table.tex``, ``ratios_amax.png``, ``ratios_amin.png``, ``lambda_fit.png``,
-``convergence.md``/``convergence.csv`` and ``manifest.json`` (command, versions, seeds,
-parameters, file hashes). Everything is deterministic given the seeds; PNGs are written by
-matplotlib's Agg backend without the ``Software`` tag, so reruns are byte-identical.
+``convergence.md``/``.csv``, ``adversarial.md``/``.csv`` and ``manifest.json`` (command,
+versions, seeds, parameters, file hashes). Everything is deterministic given the seeds;
+PNGs are written by matplotlib's Agg backend without the ``Software`` tag, so reruns are
+byte-identical.
 
 Measured instances (all jobs at time 0, ``s = 0``; lengths ``l = 4, u = round(4/alpha)``
 for the large instances so that ``l = 1`` degeneracies do not dominate, see NOTES.md):
@@ -46,6 +47,8 @@ from kvopt.theory.rayleigh import PAPER_FIT, fit_log_curve, harmonic, lambda_max
 
 __all__ = [
     "COLUMNS",
+    "adversarial_markdown",
+    "adversarial_rows",
     "DEFAULT_ALPHAS",
     "MeasureConfig",
     "convergence_markdown",
@@ -253,6 +256,72 @@ def convergence_rows(*, scales: Sequence[int] = (1, 4, 16), seeds: Sequence[int]
     return rows
 
 
+def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
+                     time_limit: float = 30.0, on_row: Callable[[str], None] | None = None
+                     ) -> list[dict[str, Any]]:
+    """Every construction of the digests: measured ratio next to its theory value.
+
+    Columns: ``construction``, ``policy``, ``n``, ``M``, ``theory`` (and what it is),
+    ``vs_hsf`` (mean over seeds) and ``vs_opt`` (MIP, proven optimal only, small instances).
+    """
+    from kvopt.report.measure import measure
+
+    specs: list[tuple[str, Instance, str, float | None, str, bool]] = [
+        ("seed000 Example 1", adv.example1(), "amax", 9 / 5, "printed TEL 9 / 5", True),
+        ("seed000 Example 1", adv.example1(), "amin", 1.0, "printed TEL 5 / 5", True),
+        ("seed000 Example EC.1", adv.example_ec1(), "amin", None, "-", True),
+    ]
+    for m in (2, 3, 4):
+        inst = adv.thm41_adaptive(m, lambda lone: 0)  # MC-SF starts a lone request at once
+        specs.append((f"seed001 Thm 4.1 (m={m})", inst, "mcsf",
+                      rt.jaillet_thm41_lower(inst.memory), "lower bound sqrt(M)/28 vs OPT",
+                      True))
+    specs += [
+        ("seed000 Thm 2 (l=4,u=64,a=2,b=8)", adv.amax_thm2_instance(4, 64, 2, 8), "amax",
+         rt.amax_construction_at(4 / 64, 0.25), "construction at r=a/b (claimed: 40)", False),
+        ("seed000 Thm 2 (l=4,u=64,a=10,b=4)", adv.amax_thm2_instance(4, 64, 10, 4), "amax",
+         rt.amax_construction_at(4 / 64, 2.5), "construction at r=a/b (r* = 2.46)", False),
+        ("Amin two-point worst (l=4,u=16)", adv.amin_two_point_worst(4, 16, 4000, memory=600),
+         "amin", rt.amin_two_point(0.25), "(3-alpha)/2", False),
+        ("Amin two-point worst (l=4,u=16)", adv.amin_two_point_worst(4, 16, 4000, memory=600),
+         "amin/redraw", rt.amin_two_point(0.25), "(3-alpha)/2", False),
+        ("Amin two-point worst, small (l=1,u=4)", adv.amin_two_point_worst(1, 4, 6, memory=8),
+         "amin", rt.amin_two_point(0.25), "(3-alpha)/2 (fluid)", True),
+        ("A_l two-point worst (l=4,u=16)", adv.al_two_point_worst(4, 16, 4000, memory=600),
+         "a-l", rt.al_two_point(0.25), "Thm 7", False),
+        ("Rayleigh-worst mix (l=4,u=40)", adv.rayleigh_worst_instance(40, 4000, memory=400,
+                                                                      l=4),
+         "amin", float(lambda_max(40, l=4)), "lambda_max(l=4, u=40)", False),
+        ("Rayleigh-worst mix (l=1,u=10)", adv.rayleigh_worst_instance(10, 4000, memory=100),
+         "amin", float(lambda_max(10)), "lambda_max(A_10, B_10)", False),
+        ("geometric q=0.8 on [1,20]", adv.geometric_instance(0.8, 20, 3000, memory=1500),
+         "amin", rt.amin_geometric(0.8, u=20), "Lemma 2 (digest R11 sim: ~1.52)", False),
+        ("LG q=0.8 on [1,60]", adv.geometric_instance(0.8, 60, 3000, memory=1500,
+                                                       linear=True),
+         "amin", rt.amin_lg_numeric(0.8, u=60),
+         f"Lemma 2 (Thm 8 at u=oo: {rt.amin_lg(0.8):.4f})", False),
+    ]
+    rows = []
+    for name, inst, pol, theory, what, with_opt in specs:
+        res = measure(inst, pol, seeds=seeds, opt=with_opt, solver=solver,
+                      time_limit=time_limit)
+        vs_opt = res.get("ratio_opt") if res.get("opt_status") == "optimal" else None
+        rows.append({"construction": name, "policy": pol, "n": inst.n, "M": inst.memory,
+                     "theory": theory, "theory_is": what, "vs_hsf": res["ratio_hsf"],
+                     "vs_opt": vs_opt})
+        if on_row is not None:
+            on_row(name)
+    return rows
+
+
+def adversarial_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of :func:`adversarial_rows`."""
+    keys = ["construction", "policy", "n", "M", "theory", "theory_is", "vs_hsf", "vs_opt"]
+    lines = ["| " + " | ".join(keys) + " |", "|" + "|".join("---" for _ in keys) + "|"]
+    lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------------ writers
 def _fmt(v: Any, digits: int = 4) -> str:
     if v is None:
@@ -420,7 +489,7 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
     cfg = config or MeasureConfig()
     out = Path(out_dir)
     bar = None
-    total = len(alphas) + (4 if (measured and convergence) else 0) + 1
+    total = len(alphas) + (4 + 17 if (measured and convergence) else 0) + 1
     if progress:
         from tqdm import tqdm
 
@@ -434,6 +503,8 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
     fit = fit_log_curve()
     tick(None)
     conv = (convergence_rows(seeds=cfg.seeds[:2] or (0,), on_row=tick)
+            if (measured and convergence) else [])
+    advr = (adversarial_rows(seeds=cfg.seeds, solver=cfg.solver, on_row=tick)
             if (measured and convergence) else [])
     if bar is not None:
         bar.close()
@@ -449,6 +520,13 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
         w.writeheader()
         w.writerows(conv)
         files["convergence.csv"] = buf.getvalue().encode()
+    if advr:
+        files["adversarial.md"] = adversarial_markdown(advr).encode()
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(advr[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(advr)
+        files["adversarial.csv"] = buf.getvalue().encode()
     files.update(_plots(rows, fit))
     for name, data in files.items():
         atomic_write_bytes(out / name, data)
@@ -474,4 +552,5 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
     atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     manifest["rows"] = rows
     manifest["convergence"] = conv
+    manifest["adversarial"] = advr
     return manifest

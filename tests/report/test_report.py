@@ -70,3 +70,18 @@ def test_cli_report_bad_input(tmp_path, capsys):
     assert main(["report", "ratios", "--alphas", "x", "--out", str(tmp_path)]) == 2
     assert main(["report", "ratios", "--out", str(tmp_path), "--n", "3", "--theory-only"]) == 2
     assert main(["report"]) == 2
+
+
+def test_adversarial_rows():
+    from kvopt.report.ratios import adversarial_markdown, adversarial_rows
+
+    rows = adversarial_rows(seeds=(0,))
+    by = {(r["construction"], r["policy"]): r for r in rows}
+    assert by[("seed000 Example 1", "amax")]["vs_hsf"] == pytest.approx(9 / 5)
+    assert by[("seed001 Thm 4.1 (m=3)", "mcsf")]["vs_opt"] == pytest.approx(89 / 80)
+    thm2 = by[("seed000 Thm 2 (l=4,u=64,a=2,b=8)", "amax")]
+    # large-a,b latencies: 51200 / (ul(a^2 + b^2)/2 + ab l^2) = 51200 / 8960 = 40/7
+    assert thm2["theory"] == pytest.approx(40 / 7)
+    assert thm2["vs_hsf"] < thm2["theory"] < 40
+    assert all(r["vs_hsf"] > 0 for r in rows)
+    assert adversarial_markdown(rows).count("\n") == len(rows) + 2
