@@ -4,7 +4,7 @@ import importlib
 import pytest
 
 MODULES = ["_quad", "distributions", "predictions", "soap", "classical", "closed_forms",
-           "generic", "simulate", "plot", "errata", "__init__"]
+           "generic", "simulate", "plot", "errata", "agreement", "__init__"]
 
 
 @pytest.mark.parametrize("name", MODULES)
