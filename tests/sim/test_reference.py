@@ -74,3 +74,10 @@ def test_unit_steps_on_timed_instance():
                     output=[5, 3, 8, 2, 6], time_unit="second")
     for policy in ("mcsf", "fcfs", "hsf"):
         _compare(inst, policy)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["mcsf", "mc-benchmark", "fcfs", "alpha-beta-clearing"])
+def test_trace_prefix_a100_large(policy):
+    inst = load_instance("instances/traces/azure_conv_2023.csv").take(np.arange(400))
+    _compare(inst, policy, seed=0, step_time="a100-llama2-70b-tp2")
