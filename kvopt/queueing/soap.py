@@ -167,7 +167,9 @@ class SoapModel:
         """One quadrature pass over ``X`` for several functions of the threshold ``r``.
 
         ``what`` items: ``"le"`` (``lam E[X; Y<=r]``), ``"lt"`` (``Y<r``), ``"m2"``
-        (``lam E[X^2; Y<=r]``) and ``"rec"`` (``lam E[(X_1^old[r])^2]``, see :meth:`recycled`).
+        (``lam E[X^2; Y<=r]``), ``"rec"`` (``lam E[(X_1^old[r])^2]``, see :meth:`recycled`),
+        ``"nu1"`` (density of ``E[X; Y in dr]``) and ``"pi"`` (``P(Y - d <= r <= Y)`` with ``d``
+        the preemptible service, the weight of ``phi(r)`` in the mean residence).
         """
         r = np.atleast_1d(np.asarray(r, dtype=float))
         R = r[:, None]
@@ -199,12 +201,8 @@ class SoapModel:
                 if "rec" in what:
                     out["rec"] += (w * np.nan_to_num(self._rec_integrand(x, xs, R, C, form))).sum(
                         axis=1)
-                if "fy" in what or "nu1" in what:  # continuous Z only
-                    q = zp.pdf(ratio)
-                    if "fy" in what:
-                        out["fy"] += (w * np.nan_to_num(q / xs)).sum(axis=1)
-                    if "nu1" in what:
-                        out["nu1"] += (w * q).sum(axis=1)
+                if "nu1" in what:  # density of E[X; Y in du] (continuous Z only)
+                    out["nu1"] += (w * zp.pdf(ratio)).sum(axis=1)
                 if "pi" in what:
                     out["pi"] += (w * np.nan_to_num(self._pi_integrand(xs, R, C, form))).sum(
                         axis=1)
