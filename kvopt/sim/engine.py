@@ -186,6 +186,7 @@ class SimState:
         self.rng = rng
         self.n_done = 0
         self.completions = 0
+        self.arrived = 0  # requests visible so far
 
     def progress(self, ids: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
         """Tokens generated so far by running requests ``ids`` (default: all running)."""
@@ -336,6 +337,7 @@ def run_engine(
                 j = int(np.searchsorted(a_sorted, st.now + _TIME_EPS, side="right"))
             ids = order[ptr:j]
             ptr = j
+            st.arrived = j
             next_a = float(a_sorted[ptr]) if ptr < n else np.inf
             st.is_waiting[ids] = True
             policy.on_arrival(st, ids)

@@ -85,6 +85,14 @@ def random_rank(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
     return rank
 
 
+def _clear_signature(st: SimState, ids: NDArray[np.int64]) -> tuple[int, int, int]:
+    """State fingerprint of a clearing: completions so far, requests arrived so far and the
+    cleared set. Two equal consecutive fingerprints mean a deterministic policy re-admitted
+    the same work from the same state and will overflow again: a livelock."""
+    srt = np.sort(ids)
+    return (st.completions, int(st.arrived), hash(srt.tobytes()))
+
+
 class Policy:
     """Base class: no-op hooks; subclasses implement :meth:`decide`."""
 
@@ -183,7 +191,7 @@ class FutureMemoryPolicy(Policy):
         self.pstart = np.full(n, -1, dtype=np.int64)
         self.H = int(self.q.max())
         self.profile = FutureProfile(4 * self.H + 64)
-        self.last_clear_completions = -1
+        self.last_clear: tuple[int, int, int] | None = None
         self.stats = {"clearings": 0, "promotions": 0}
         self.pend_min = 0
 
@@ -233,10 +241,12 @@ class FutureMemoryPolicy(Policy):
             contrib = s[run] + (t + 1) - st.start[run]
             over = int(contrib.sum()) - M
             if over > 0 and self.overflow == "clear-all":
-                if self.last_clear_completions == st.completions:
-                    raise LivelockError(f"{self.name}: cleared twice with no completion in "
-                                        f"between (slot {t}); the policy loops forever")
-                self.last_clear_completions = st.completions
+                sig = _clear_signature(st, run)
+                if sig == self.last_clear:
+                    raise LivelockError(f"{self.name}: cleared the same requests twice with no "
+                                        f"completion or arrival in between (slot {t}); the "
+                                        f"policy loops forever")
+                self.last_clear = sig
                 self.stats["clearings"] += 1
                 self._requeue(st, run, None, back=False)
                 evicted.append(run)
@@ -366,7 +376,7 @@ class GreedyPolicy(Policy):
         self.queue = WaitQueue(self.rank)
         self.key = st.o.copy() if self.order == "length" else np.zeros(st.n, dtype=np.int64)
         self.threshold = int(np.floor((1.0 - self.alpha) * st.M + 1e-9))
-        self.last_clear_completions = -1
+        self.last_clear: tuple[int, int, int] | None = None
         self.stats = {"clearings": 0, "preemptions": 0, "passes": 0}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
@@ -389,10 +399,12 @@ class GreedyPolicy(Policy):
                 used -= int(cum[k - 1])
                 self.stats["preemptions"] += k
             elif self.overflow == "clear-all":
-                if self.last_clear_completions == st.completions:
-                    raise LivelockError(f"{self.name}: cleared twice with no completion in "
-                                        f"between (slot {t}); the policy loops forever")
-                self.last_clear_completions = st.completions
+                sig = _clear_signature(st, run)
+                if sig == self.last_clear:
+                    raise LivelockError(f"{self.name}: cleared the same requests twice with no "
+                                        f"completion or arrival in between (slot {t}); the "
+                                        f"policy loops forever")
+                self.last_clear = sig
                 ev = run
                 used = 0
                 self.stats["clearings"] += 1

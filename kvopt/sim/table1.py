@@ -14,6 +14,8 @@ Two workloads (the paper's LMSYS-Chat-1M sample is not available here):
 Usage::
 
     python -m kvopt.sim.table1 --seeds 50 --out reports/sim
+    python -m kvopt.sim.table1 --noise 0.2,0.5,0.8 --seeds 20 --workloads lmsys-standin \\
+        --out reports/sim          # seed 001 Fig. 5 (prediction noise)
 """
 
 from __future__ import annotations
@@ -153,6 +155,54 @@ def run_table1(workload: str = "azure", seeds: int = 50, *, n: int = 1000, rate:
     return out
 
 
+def run_prediction_noise(workload: str = "lmsys-standin", seeds: int = 20,
+                         eps_values: tuple[float, ...] = (0.2, 0.5, 0.8), *, n: int = 1000,
+                         rate: float = 50.0, step_time: str = "a100-llama2-70b-tp2",
+                         margin: float = 0.1) -> dict[str, Any]:
+    """Seed 001 Fig. 5: MC-SF with noisy predictions ``U((1-eps) o, (1+eps) o)``, with and
+    without the ``(1 - alpha) M`` margin, against MC-Benchmark (true lengths, Alg. 2)."""
+    make = WORKLOADS[workload]
+    insts = [make(n, rate, seed=k) for k in range(seeds)]
+    rows = []
+    for eps in eps_values:
+        for label, pol, opts in (("MC-SF (no margin)", "mcsf", {}),
+                                 (f"MC-SF margin alpha={margin:g}", "mcsf-margin",
+                                  {"alpha": margin}),
+                                 ("MC-Benchmark (true lengths)", "mc-benchmark", {})):
+            vals, clears, live = [], [], 0
+            for k, inst in enumerate(insts):
+                try:
+                    res = simulate(inst, pol, step_time=step_time, seed=k,
+                                   predictions={"kind": "uniform", "eps": eps}, **opts)
+                except SimulationError:
+                    live += 1
+                    continue
+                vals.append(res.metrics.mean_latency)
+                clears.append(res.stats.get("clearings", 0))
+            v = np.array(vals)
+            rows.append({"eps": eps, "label": label, "runs": len(vals), "livelock": live,
+                         "mean": float(v.mean()) if v.size else None,
+                         "std": float(v.std(ddof=1)) if v.size > 1 else None,
+                         "clearings_mean": float(np.mean(clears)) if clears else None})
+    return {"workload": workload, "n": n, "rate": rate, "seeds": seeds,
+            "step_time": step_time, "rows": rows}
+
+
+def noise_markdown(res: dict[str, Any]) -> str:
+    """Markdown table of :func:`run_prediction_noise`."""
+    lines = [f"### prediction noise, {res['workload']} (N={res['n']}, lambda={res['rate']:g}/s, "
+             f"{res['step_time']}, {res['seeds']} seeds)", "",
+             "| eps | policy | average (s) | std | livelocked runs | clearings per run |",
+             "|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        mean = "-" if r["mean"] is None else f"{r['mean']:.3f}"
+        std = "-" if r["std"] is None else f"{r['std']:.3f}"
+        cl = "-" if r["clearings_mean"] is None else f"{r['clearings_mean']:.2f}"
+        lines.append(f"| {r['eps']:g} | {r['label']} | {mean} | {std} | "
+                     f"{r['livelock']}/{res['seeds']} | {cl} |")
+    return "\n".join(lines) + "\n"
+
+
 def to_markdown(res: dict[str, Any]) -> str:
     """A Markdown table of :func:`run_table1`'s result next to the paper's numbers."""
     lines = [f"### {res['workload']} (N={res['n']}, lambda={res['rate']:g}/s, "
@@ -190,7 +240,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--step-time", default="a100-llama2-70b-tp2")
     ap.add_argument("--workloads", default="azure,lmsys-standin")
     ap.add_argument("--out", default=None, help="directory for table1.json / table1.md")
+    ap.add_argument("--noise", default=None, metavar="EPS,EPS,...",
+                    help="instead of Table 1: the prediction-noise experiment (Fig. 5) with "
+                         "these eps values; writes noise.json / noise.md")
     args = ap.parse_args(argv)
+    if args.noise:
+        eps = tuple(float(x) for x in args.noise.split(","))
+        res = run_prediction_noise(args.workloads.split(",")[0], args.seeds, eps, n=args.n,
+                                   rate=args.rate, step_time=args.step_time)
+        print(noise_markdown(res))
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out / "noise.json", json.dumps(res, indent=1) + "\n")
+            atomic_write_text(out / "noise.md", noise_markdown(res))
+        return 0
     results = []
     for w in args.workloads.split(","):
         res = run_table1(w, args.seeds, n=args.n, rate=args.rate, step_time=args.step_time)

@@ -104,7 +104,7 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
     times = ([float(k) for k in range(t + 1)] if unit else [0.0] * (t + 1)) if slotted else [now]
     stalls = 0
     completions = 0
-    last_clear = -1
+    last_clear = None
     newcomers = False
     by_arrival = [int(i) for i in np.argsort(inst.arrival, kind="stable")]
     ptr = 0
@@ -157,9 +157,10 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
                 requeue(pro, {i: u for i in pro}, back=True)
             used = sum(s[j] + t + 1 - start[j] for j in running)
             if used > M and overflow == "clear-all":
-                if last_clear == completions:
+                sig = (completions, ptr, tuple(sorted(running)))
+                if last_clear == sig:
                     raise LivelockError("reference livelock")
-                last_clear = completions
+                last_clear = sig
                 victims = list(running)
             elif used > M:
                 victims = []
@@ -202,9 +203,10 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
                         victims.append(j)
                         used -= s[j] + t + 1 - start[j]
                 elif g_overflow == "clear-all":
-                    if last_clear == completions:
+                    sig = (completions, ptr, tuple(sorted(running)))
+                    if last_clear == sig:
                         raise LivelockError("reference livelock")
-                    last_clear = completions
+                    last_clear = sig
                     victims = list(running)
                     used = 0
                 else:

@@ -2,7 +2,15 @@
 
 import numpy as np
 
-from kvopt.sim.table1 import TABLE1_ROWS, azure_workload, lmsys_standin, run_table1, to_markdown
+from kvopt.sim.table1 import (
+    TABLE1_ROWS,
+    azure_workload,
+    lmsys_standin,
+    noise_markdown,
+    run_prediction_noise,
+    run_table1,
+    to_markdown,
+)
 
 
 def test_workloads_are_seeded_and_valid():
@@ -21,3 +29,10 @@ def test_small_table_ordering():
     by = {r["label"]: r for r in res["rows"]}
     assert by["MC-SF"]["mean"] <= by["MC-Benchmark"]["mean"] < by["Benchmark alpha=0.3"]["mean"]
     assert "MC-Benchmark / MC-SF" in to_markdown(res)
+
+
+def test_noise_experiment_small():
+    res = run_prediction_noise("lmsys-standin", seeds=2, eps_values=(0.5,), n=200)
+    labels = [r["label"] for r in res["rows"]]
+    assert labels[1].startswith("MC-SF margin")
+    assert "| 0.5 |" in noise_markdown(res)
