@@ -64,12 +64,43 @@ def admit_prefix(
     cur = base.copy()
     d = np.arange(1, H + 1, dtype=np.int64)
     for j in range(cand_prompt.shape[0]):
-        q = int(cand_pred[j])
-        trial = cur[:q] + cand_prompt[j] + d[:q]
-        if trial.max(initial=0) > memory:
+        if not try_admit(cur, d, int(cand_prompt[j]), int(cand_pred[j]), memory):
             return j
-        cur[:q] = trial
     return int(cand_prompt.shape[0])
+
+
+def try_admit(window: NDArray[np.int64], d: NDArray[np.int64], prompt: int, pred: int,
+              memory: int, extra_next: int = 0, force: bool = False) -> bool:
+    """Eq. (5) for one candidate; on success its predicted memory is added to ``window``.
+
+    Parameters
+    ----------
+    window
+        Predicted memory at ``t+1 .. t+H`` (modified in place when admitted).
+    d
+        ``[1, 2, ..., H]``.
+    prompt, pred
+        The candidate's prompt size and predicted output length (``pred <= H``).
+    memory
+        Capacity of the check.
+    extra_next
+        Memory at ``t+1`` not in ``window`` (running requests past their prediction,
+        projected to finish next slot).
+    force
+        Admit even if the check fails (returns True).
+
+    Examples
+    --------
+    >>> w = np.zeros(4, dtype=np.int64); d = np.arange(1, 5)
+    >>> try_admit(w, d, 1, 4, 9), w.tolist(), try_admit(w, d, 1, 4, 9)
+    (True, [2, 3, 4, 5], False)
+    """
+    seg = window[:pred]
+    trial = seg + (d[:pred] + prompt)
+    if not force and (int(trial.max()) > memory or int(trial[0]) + extra_next > memory):
+        return False
+    seg[:] = trial
+    return True
 
 
 def mcsf_starts(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,6 +91,26 @@ class Decision:
     stall: int = 0
     arrivals_matter: bool = True
     arrival_filter: Any = None
+
+
+class PolicyProtocol(Protocol):
+    """What the engine needs from a policy (see :mod:`kvopt.sim.policies` for the built-ins;
+    :class:`kvopt.sim.policies.Policy` is a base class with no-op hooks)."""
+
+    name: str
+
+    def reset(self, state: SimState) -> None:
+        """Called once before the first decision point."""
+
+    def on_arrival(self, state: SimState, ids: NDArray[np.int64]) -> None:
+        """Requests ``ids`` became visible (delivered at the next decision point visited)."""
+
+    def on_complete(self, state: SimState, ids: NDArray[np.int64]) -> None:
+        """Requests ``ids`` completed at ``state.t``."""
+
+    def decide(self, state: SimState) -> Decision:
+        """Evictions, admissions and the next wake-up at ``state.t``."""
+        ...
 
 
 class WaitQueue:

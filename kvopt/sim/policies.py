@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
-from kvopt.sim.admission import FutureProfile, earliest_fit
+from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
 from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.predictions import Predictions, buckets
 
@@ -285,15 +285,11 @@ class FutureMemoryPolicy(Policy):
             while len(queue):
                 i = queue.peek()
                 qi = int(q[i])
-                si = int(s[i])
-                seg = base[:qi]
-                trial = seg + (d[:qi] + si)
                 # a candidate larger than the checked capacity (1 - margin) M is admitted
                 # alone on an empty system (it fits M since pred <= M - s), else it starves
-                fails = int(trial.max()) > cap or int(trial[0]) + extra0 > cap
-                if fails and (admitted or run.shape[0]):
+                alone = not admitted and not run.shape[0]
+                if not try_admit(base, d, int(s[i]), qi, cap, extra0, force=alone):
                     break
-                seg[:] = trial
                 queue.pop()
                 pstart[i] = t
                 if t + qi < self.pend_min:
