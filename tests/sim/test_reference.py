@@ -81,3 +81,10 @@ def test_unit_steps_on_timed_instance():
 def test_trace_prefix_a100_large(policy):
     inst = load_instance("instances/traces/azure_conv_2023.csv").take(np.arange(400))
     _compare(inst, policy, seed=0, step_time="a100-llama2-70b-tp2")
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a100_steps_on_slotted(policy, seed):
+    inst = _intervals(model2(seed, horizon_range=(8, 14), memory_range=(12, 30)), seed)
+    _compare(inst, policy, seed=seed, step_time="a100-llama2-7b-tp1")
