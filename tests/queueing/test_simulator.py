@@ -1,6 +1,5 @@
 """Simulator tests: hand-checked sample paths, and formula vs simulation within 3 SE."""
 
-import os
 
 import numpy as np
 import pytest
@@ -140,9 +139,8 @@ HEAVY = [
     ("sjf", "logt:0,0.5,20", "perfect", 0.7, None),
     ("trail", "logtt:0,1.0,50", "lognormal:0.5", 0.6, 0.2),
 ]
-_TRACE = "/work/shared/data/traces/splitwise_conv.csv"
-if os.path.exists(_TRACE):  # the shared Azure/Splitwise trace, when present
-    HEAVY += [("trail", f"empirical:{_TRACE}", "exp", 0.7, 0.5),
+_TRACE = "instances/traces/azure_conv_2023.csv"  # shipped Azure trace (repo-root relative)
+HEAVY += [("trail", f"empirical:{_TRACE}", "exp", 0.7, 0.5),
               ("srpt", f"empirical:{_TRACE}", "perfect", 0.7, None)]
 
 
