@@ -141,7 +141,7 @@ HEAVY = [
 ]
 _TRACE = "instances/traces/azure_conv_2023.csv"  # shipped Azure trace (repo-root relative)
 HEAVY += [("trail", f"empirical:{_TRACE}", "exp", 0.7, 0.5),
-              ("srpt", f"empirical:{_TRACE}", "perfect", 0.7, None)]
+          ("srpt", f"empirical:{_TRACE}", "perfect", 0.7, None)]
 
 
 @pytest.mark.slow
