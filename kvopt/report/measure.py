@@ -6,9 +6,9 @@ a ratio against a non-proven incumbent is reported as ``opt_status = "time_limit
 Policies with random tie-breaks are averaged over ``seeds`` (the competitive ratio is
 defined with the expectation over the algorithm's randomness).
 
-``"amin/redraw"`` is an *experiment*, not a shipped policy: the simulator's Amin with the
-eviction tie-break among equal lower bounds redrawn uniformly at every decision (Algorithm 2
-literally: "sort ... ties uniformly at random") instead of one permutation drawn per run.
+``"amin/redraw"`` is the simulator's Amin with ``ties="redraw"``: the eviction tie-break
+among equal lower bounds redrawn uniformly at every decision (Algorithm 2 literally: "sort ...
+ties uniformly at random") instead of one permutation drawn per run.
 See kvopt/theory/NOTES.md for why it matters.
 
 Examples
@@ -34,20 +34,6 @@ __all__ = ["RANDOMIZED", "hsf_tel", "measure", "opt_tel", "policy_tel"]
 RANDOMIZED = frozenset({"amin", "amax", "amin/redraw", "amin-multi"})
 
 
-def _redraw_amin(instance: Instance) -> Any:
-    from kvopt.sim.policies import FutureMemoryPolicy
-
-    class _RedrawTies(FutureMemoryPolicy):  # experiment: eviction ties redrawn per decision
-        def decide(self, st: Any) -> Any:
-            self.rank = st.rng.permutation(st.n)
-            return super().decide(st)
-
-    lower = (instance.pred_lower if instance.pred_lower is not None
-             else np.ones(instance.n, dtype=np.int64))
-    return _RedrawTies("amin/redraw", np.asarray(lower, dtype=np.int64), ties="random",
-                       overflow="evict-smallest", raise_on_evict=True)
-
-
 def policy_tel(instance: Instance, policy: str, seed: int | None = 0) -> float:
     """Total end-to-end latency (slots) of ``policy`` simulated with unit step times.
 
@@ -59,8 +45,9 @@ def policy_tel(instance: Instance, policy: str, seed: int | None = 0) -> float:
     """
     from kvopt.sim import simulate
 
-    pol: Any = _redraw_amin(instance) if policy == "amin/redraw" else policy
-    return float(simulate(instance, pol, seed=seed).metrics.total_latency)
+    if policy == "amin/redraw":  # the simulator's Amin with eviction ties redrawn per decision
+        return float(simulate(instance, "amin", seed=seed, ties="redraw").metrics.total_latency)
+    return float(simulate(instance, policy, seed=seed).metrics.total_latency)
 
 
 def hsf_tel(instance: Instance) -> float:

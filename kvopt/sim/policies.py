@@ -126,7 +126,10 @@ class FutureMemoryPolicy(Policy):
         ``"pred"`` (ascending current prediction), ``"arrival"`` or ``"fifo"`` (arrival, and
         re-queued requests go to the back).
     ties
-        ``"arrival"`` (``(a, id)``) or ``"random"`` (seeded permutation, drawn once).
+        ``"arrival"`` (``(a, id)``), ``"random"`` (seeded permutation, drawn once per run and
+        used for admission and eviction ties) or ``"redraw"`` (as ``"random"``, but eviction
+        ties are redrawn uniformly at every decision: seed 000 Algorithm 2 read
+        literally, "sort S_t by lower bound, ties uniformly at random").
     margin
         Check against ``floor((1 - margin) M)`` instead of ``M``.
     overrun
@@ -160,8 +163,8 @@ class FutureMemoryPolicy(Policy):
             raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
         if order not in ("pred", "arrival", "fifo"):
             raise ValueError(f"order must be pred/arrival/fifo, got {order!r}")
-        if ties not in ("arrival", "random"):
-            raise ValueError(f"ties must be 'arrival' or 'random', got {ties!r}")
+        if ties not in ("arrival", "random", "redraw"):
+            raise ValueError(f"ties must be 'arrival', 'random' or 'redraw', got {ties!r}")
         if overrun not in ("next-step", "finished"):
             raise ValueError(f"overrun must be 'next-step' or 'finished', got {overrun!r}")
         if overflow not in ("clear-all", "evict-smallest", "error"):
@@ -183,7 +186,7 @@ class FutureMemoryPolicy(Policy):
         self.cap = int(np.floor((1.0 - self.margin) * st.M + 1e-9))
         self.limit = st.M - st.s  # >= 1 for a valid instance
         self.q = np.clip(self.pred0, 1, self.limit)
-        rank = random_rank(n, st.rng) if self.ties == "random" else arrival_rank(st.a)
+        rank = random_rank(n, st.rng) if self.ties != "arrival" else arrival_rank(st.a)
         self.rank = rank
         self.queue = WaitQueue(rank)
         self.key = self.q.copy() if self.order == "pred" else np.zeros(n, dtype=np.int64)
@@ -225,6 +228,8 @@ class FutureMemoryPolicy(Policy):
 
     def decide(self, st: SimState) -> Decision:
         t, s, M = st.t, st.s, st.M
+        if self.ties == "redraw":  # eviction ties redrawn at every decision (O(n) per call)
+            self.rank = st.rng.permutation(st.n)
         run = st.running
         evicted: list[NDArray[np.int64]] = []
         wake: int | None = None
