@@ -59,8 +59,10 @@ class FeasibilityReport:
     violations
         Every failed check (empty when feasible).
     objective
-        Recomputed total end-to-end latency (slots, or seconds for ``time_unit="second"``
-        instances), ``None`` if the schedule is too broken to compute it.
+        Recomputed total end-to-end latency in the instance's unit: slots for
+        ``time_unit="step"`` (the model's objective, also when the schedule carries wall-clock
+        ``times``; :func:`kvopt.compute_metrics` then reports seconds) and seconds for
+        ``time_unit="second"`` instances. ``None`` if the schedule is too broken to compute it.
     peak_memory
         Maximum of the recomputed memory profile.
     """

@@ -117,3 +117,16 @@ def test_schedule_json_roundtrip(tmp_path):
     again = load_schedule(p)
     assert again.same_runs(sched)
     assert again.meta == {"x": 1}
+
+
+def test_atomic_write_gives_normal_file_mode(tmp_path):
+    import os
+    import stat
+
+    p = tmp_path / "x.json"
+    Schedule.from_starts(INST, [0, 0, 8]).save(p)
+    mode = stat.S_IMODE(os.stat(p).st_mode)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert mode == 0o666 & ~mask
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
