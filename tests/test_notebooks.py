@@ -1,6 +1,5 @@
 """Execute every notebook (jupytext percent scripts) with a real kernel, in fast mode."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -24,4 +23,4 @@ def test_notebook_executes(path, monkeypatch):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
-    assert os.environ.get("KVOPT_FAST") == "1"
+    assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "no output at all"
