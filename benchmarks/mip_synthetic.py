@@ -19,7 +19,7 @@ Scaled run (see reports/mip/README.md for the exact commands used)::
     python benchmarks/mip_synthetic.py --K 12 --time-limit 20 \\
         --combos highs:naive,highs:tight+cuts,cpsat:cp --n-range 8 12 --horizon-range 8 12
     python benchmarks/mip_synthetic.py --frontier --frontier-n 8,10,12,14 --K 5 \\
-        --time-limit 20 --combos highs:naive,highs:tight+cuts,cpsat:cp
+        --time-limit 20 --combos highs:naive,highs:tight+cuts,cpsat:cp,cpsat:cp+pairs
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--K", type=int, default=200, help="instances per model (or per n)")
     p.add_argument("--time-limit", type=float, default=60.0)
-    p.add_argument("--combos", default="highs:naive,highs:tight+cuts,cpsat:cp",
+    p.add_argument("--combos", default="highs:naive,highs:tight+cuts,cpsat:cp,cpsat:cp+pairs",
                    help="comma list of solver:formulation")
     p.add_argument("--models", default="model1,model2")
     p.add_argument("--n-range", type=int, nargs=2, default=(40, 60))

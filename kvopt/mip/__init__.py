@@ -18,6 +18,7 @@ Examples
 from kvopt.mip.backends import backend_names, get_backend, solver_availability
 from kvopt.mip.bounds import (
     combinatorial_bound,
+    core_bound,
     fluid_bound,
     lagrangian_bound,
     trivial_bound,
@@ -36,6 +37,7 @@ __all__ = [
     "backend_names",
     "build_milp",
     "combinatorial_bound",
+    "core_bound",
     "decode_starts",
     "discretize",
     "fluid_bound",

@@ -42,11 +42,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
-from kvopt.mip.bounds import _require_slotted, leave_one_out_bounds
+from kvopt.mip.bounds import _require_slotted, core_lengths, leave_one_out_bounds
 from kvopt.mip.data import MILPData
 
 #: Names of the MILP formulations built by :func:`build_milp`.
-FORMULATIONS = ("naive", "tight", "tight+cuts")
+FORMULATIONS = ("naive", "tight", "tight+cuts", "tight+cores")
 
 
 def group_requests(instance: Instance, aggregate: bool) -> list[NDArray[np.int64]]:
@@ -156,6 +156,7 @@ def build_milp(
     warm_starts: NDArray[np.int64] | None = None,
     dff: tuple[int, ...] | None = None,
     use_cliques: bool | None = None,
+    cores: tuple[int, ...] | None = None,
 ) -> MILPData:
     """Build the time-indexed MILP of ``instance`` in canonical form.
 
@@ -202,8 +203,9 @@ def build_milp(
     else:
         T = int(a.max() + o.sum())
         lo, hi = start_windows(instance, horizon=T, upper=upper)
-    levels = (() if formulation != "tight+cuts" else (1, 2)) if dff is None else tuple(dff)
-    cliques = formulation == "tight+cuts" if use_cliques is None else use_cliques
+    cut = formulation in ("tight+cuts", "tight+cores")
+    levels = (() if not cut else (1, 2)) if dff is None else tuple(dff)
+    cliques = cut if use_cliques is None else use_cliques
     groups = group_requests(instance, aggregate=not naive)
 
     cols_g, cols_k = [], []
@@ -254,6 +256,27 @@ def build_milp(
         rl.append(np.full(present.size, -np.inf))
         ru.append(np.full(present.size, float(q)))
         kinds += [f"dff{q}"] * present.size
+        nrow += present.size
+    core_levels = (() if formulation != "tight+cores" else (1, 2)) if cores is None \
+        else tuple(cores)
+    for q in core_levels:
+        L, _ = core_lengths(instance, q)
+        gL = L[rep][col_group]
+        keep_c = np.flatnonzero(gL > 0)
+        if keep_c.size == 0:
+            continue
+        lens = gL[keep_c]
+        jc = np.repeat(keep_c, lens)
+        offc = np.arange(jc.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        tc = col_start[jc] - s[rep][col_group[jc]] + offc
+        tmin = int(tc.min())
+        present, rows_c = np.unique(tc - tmin, return_inverse=True)
+        blocks_r.append(nrow + rows_c.reshape(-1))
+        blocks_c.append(jc)
+        blocks_v.append(np.ones(jc.size))
+        rl.append(np.full(present.size, -np.inf))
+        ru.append(np.full(present.size, float(q)))
+        kinds += [f"core{q}"] * present.size
         nrow += present.size
     n_cliques = 0
     if cliques:

@@ -40,8 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     p = sub.add_parser(
         "bound", help="lower bounds on the optimum and the best schedule's gap, at any scale",
-        description="Print the trivial, volume (seed 001 Sec. 4), fluid (SRPT) and LP / "
-        "Lagrangian bounds and the gap of the best known schedule (MC-SF, or a --solve run).")
+        description="Print the trivial, volume (seed 001 Sec. 4), fluid (SRPT), core "
+        "(ramp-packing) and LP (tight+cores) / Lagrangian bounds and the gap of the best known "
+        "schedule (MC-SF, or a --solve run).")
     add_instance_argument(p)
     p.add_argument("--slot-seconds", type=float, default=None, metavar="DT",
                    help="for time_unit='second' traces: discretise with kvopt.mip.discretize "
@@ -105,13 +106,19 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     (12.0, 12.0, 0.0)
     """
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.bounds import fluid_bound, lagrangian_bound, trivial_bound, volume_bound
+    from kvopt.mip.bounds import (
+        core_bound,
+        fluid_bound,
+        lagrangian_bound,
+        trivial_bound,
+        volume_bound,
+    )
     from kvopt.sim.admission import mcsf_schedule
 
     t0 = time.perf_counter()
     bounds: dict[str, float | None] = {
         "trivial": trivial_bound(inst), "volume": volume_bound(inst),
-        "fluid": fluid_bound(inst)}
+        "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
     timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
     sched = mcsf_schedule(inst)
     rep = check_schedule(inst, sched)
@@ -131,7 +138,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     if mode == "exact":
         from kvopt.mip.solving import lp_bound
 
-        bounds["lp"] = lp_bound(inst, "tight")
+        bounds["lp"] = lp_bound(inst, "tight+cores")
     elif mode == "lagrangian":
         ub = best["objective"]
         bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]

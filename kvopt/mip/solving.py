@@ -26,8 +26,11 @@ from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound
 from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
 
-#: Formulation names accepted by :func:`solve` (``"cp"`` needs the ``cpsat`` backend).
-ALL_FORMULATIONS = (*FORMULATIONS, "cp")
+#: CP-SAT models of :mod:`kvopt.mip.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
+#: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``).
+CP_FORMULATIONS = ("cp", "cp+cores", "cp+pairs")
+#: Formulation names accepted by :func:`solve`.
+ALL_FORMULATIONS = (*FORMULATIONS, *CP_FORMULATIONS)
 #: Default backend and formulation (the fastest measured combination, see reports/mip).
 DEFAULT_SOLVER = "cpsat"
 DEFAULT_FORMULATION = "cp"
@@ -145,7 +148,8 @@ def solve(
     progress
         Heartbeat line on stderr while solving.
     cp_lp_bound
-        For ``formulation="cp"``: first solve the LP relaxation of ``tight+cuts`` (if small)
+        For the CP formulations: first solve the LP relaxation of ``tight+cuts`` (``cp``) or
+        ``tight+cores`` (``cp+cores``, ``cp+pairs``) if small
         and give CP-SAT ``objective >= LP`` (its own bound rarely moves).
 
     Returns
@@ -166,8 +170,8 @@ def solve(
         raise ValueError(f"unknown formulation {formulation!r}; valid: "
                          f"{', '.join(ALL_FORMULATIONS)}")
     backend = get_backend(solver)
-    if formulation == "cp" and solver != "cpsat":
-        raise ValueError("formulation 'cp' runs only on the cpsat backend")
+    if formulation in CP_FORMULATIONS and solver != "cpsat":
+        raise ValueError(f"formulation {formulation!r} runs only on the cpsat backend")
     t_start = time.perf_counter()
     o, a = instance.output, instance.arrival
     ws_starts: NDArray[np.int64] | None = None
@@ -181,21 +185,25 @@ def solve(
     label = f"kvopt solve ({solver}, {formulation})"
     model: dict[str, Any]
     with _Heartbeat(label, time_limit) if progress else _nullcontext():
-        if formulation == "cp":
+        if formulation in CP_FORMULATIONS:
             from kvopt.mip.cpmodel import solve_cp
 
+            with_cores = formulation in ("cp+cores", "cp+pairs")
             lower = None
             t_lp = time.perf_counter()
             if cp_lp_bound and instance.n * (instance.arrival.max() + o.sum()) <= 20_000:
                 try:  # at most a quarter of the budget; skipped if the LP is not done by then
-                    lower = lp_bound(instance, "tight+cuts", time_limit=None if time_limit
+                    lower = lp_bound(instance, "tight+cores" if with_cores else "tight+cuts",
+                                     time_limit=None if time_limit
                                      is None else 0.25 * time_limit)
                 except RuntimeError:
                     lower = None
             left = None if time_limit is None else max(
                 time_limit - (time.perf_counter() - t_lp), 0.5)
             res, starts, model = solve_cp(instance, time_limit=left, threads=threads,
-                                          warm_starts=ws_starts, lower=lower, verbose=verbose)
+                                          warm_starts=ws_starts, lower=lower, verbose=verbose,
+                                          cores=(1, 2) if with_cores else (),
+                                          pairs=formulation == "cp+pairs")
             model["lp_bound"] = lower
             if lower is not None:
                 lb0 = max(lb0, lower)

@@ -12,15 +12,22 @@ from kvopt import Instance, Schedule, check_schedule, load_instance
 from kvopt.core.generators import random_small
 from kvopt.mip import solve
 from kvopt.mip.backends import backend_names, get_backend, solver_availability
-from kvopt.mip.bounds import fluid_bound, lagrangian_bound, trivial_bound, volume_bound
+from kvopt.mip.bounds import (
+    core_bound,
+    fluid_bound,
+    lagrangian_bound,
+    trivial_bound,
+    volume_bound,
+)
 from kvopt.mip.solving import lp_bound
 from kvopt.sim.admission import mcsf_starts
 from tests.bruteforce import brute_force_opt
 
 TINY = sorted(Path("instances/tiny").glob("*.json"))
 AVAILABLE = [r["name"] for r in solver_availability() if r["available"]]
-COMBOS = [(s, f) for s in AVAILABLE for f in ("naive", "tight", "tight+cuts")] + (
-    [("cpsat", "cp")] if "cpsat" in AVAILABLE else [])
+COMBOS = [(s, f) for s in AVAILABLE for f in ("naive", "tight", "tight+cuts", "tight+cores")] + (
+    [("cpsat", "cp"), ("cpsat", "cp+cores"), ("cpsat", "cp+pairs")] if "cpsat" in AVAILABLE
+    else [])
 
 
 def _tel(inst, starts):
@@ -77,12 +84,14 @@ def test_random_small_opt_bounds_and_mcsf(seed):
     assert check_schedule(inst, Schedule.from_starts(inst, starts)).objective == opt
     mcsf = _tel(inst, mcsf_starts(inst))
     assert opt <= mcsf
-    for solver, formulation in (("highs", "tight+cuts"), ("cpsat", "cp")):
+    for solver, formulation in (("highs", "tight+cuts"), ("cpsat", "cp"), ("highs", "tight+cores"),
+                                ("cpsat", "cp+cores")):
         res = solve(inst, solver=solver, formulation=formulation, time_limit=30)
         assert res.status == "optimal" and res.objective == opt, (solver, formulation)
         assert check_schedule(inst, res.schedule).ok
     for b in (trivial_bound(inst), volume_bound(inst), fluid_bound(inst),
               lp_bound(inst, "naive"), lp_bound(inst, "tight+cuts"),
+              lp_bound(inst, "tight+cores"), core_bound(inst, 1), core_bound(inst, 2),
               lagrangian_bound(inst, iterations=60)[0]):
         assert b <= opt + 1e-6
 
