@@ -56,7 +56,7 @@ def make_instance(kind: str, seed: int, args: dict[str, Any]):  # type: ignore[n
 
 
 def run_one(kind: str, seed: int, combo: str, time_limit: float, threads: int,
-            gen_args: dict[str, Any]) -> dict[str, Any]:
+            gen_args: dict[str, Any], cp_lp_bound: bool = True) -> dict[str, Any]:
     """Solve one instance with one ``solver:formulation``; returns a flat record."""
     from kvopt.core.validate import check_schedule
     from kvopt.mip import solve
@@ -67,7 +67,7 @@ def run_one(kind: str, seed: int, combo: str, time_limit: float, threads: int,
     mcsf = check_schedule(inst, mcsf_schedule(inst))
     t0 = time.perf_counter()
     res = solve(inst, solver=solver, formulation=formulation, time_limit=time_limit,
-                threads=threads)
+                threads=threads, cp_lp_bound=cp_lp_bound)
     wall = time.perf_counter() - t0
     return {"kind": kind, "seed": seed, "combo": combo, "n": inst.n, "memory": inst.memory,
             "status": res.status, "objective": res.objective, "bound": res.bound,
@@ -176,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="solver threads per task")
     p.add_argument("--out", default=None, help="JSON output (default reports/mip/<mode>.json)")
     p.add_argument("--no-dask", action="store_true", help="run serially (debugging)")
+    p.add_argument("--no-cp-lp-bound", action="store_true",
+                   help="CP formulations: skip the LP pre-bound (solve(cp_lp_bound=False))")
     args = p.parse_args(argv)
     combos = [c.strip() for c in args.combos.split(",") if c.strip()]
     gen_args = {"n_range": args.n_range, "memory_range": args.memory_range,
@@ -191,14 +193,16 @@ def main(argv: list[str] | None = None) -> int:
     records: list[dict[str, Any]] = []
     if args.no_dask:
         for kind, seed, combo in tasks:
-            records.append(run_one(kind, seed, combo, args.time_limit, args.threads, gen_args))
+            records.append(run_one(kind, seed, combo, args.time_limit, args.threads, gen_args,
+                                   not args.no_cp_lp_bound))
     else:
         from dask.distributed import Client, LocalCluster, as_completed
 
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             futs = [client.submit(run_one, kind, seed, combo, args.time_limit, args.threads,
-                                  gen_args, pure=False) for kind, seed, combo in tasks]
+                                  gen_args, not args.no_cp_lp_bound, pure=False)
+                    for kind, seed, combo in tasks]
             for i, fut in enumerate(as_completed(futs), 1):
                 rec = fut.result()
                 records.append(rec)
