@@ -31,6 +31,9 @@ Formulations (see :data:`FORMULATIONS`):
     ``tight`` plus DFF cuts ``q = 1, 2`` and disjunctive clique rows: for a set ``B`` of
     pairwise conflicting requests (:func:`conflict_cliques`), at most one runs at any slot,
     ``sum_{i in B} sum_{k = tau-o_i}^{tau-1} y[i, k] <= 1``.
+``tight+cores``
+    ``tight+cuts`` plus the level-1 and level-2 core rows (:func:`~kvopt.mip.bounds.core_lengths`):
+    ``sum y[i, k] <= q`` over the starts whose core contains slot ``t``.
 """
 
 from __future__ import annotations
