@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
 from kvopt.mip.backends.base import BackendResult
-from kvopt.mip.backends.cpsat import cpsat_status
+from kvopt.mip.backends.cpsat import run_cpsat
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound, core_lengths
 from kvopt.mip.builder import conflict_cliques, group_requests, start_windows
 
@@ -170,15 +169,8 @@ def solve_cp(
     if warm_starts is not None:
         for i in range(n):
             m.AddHint(k[i], int(warm_starts[i]))
-    solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.num_workers = int(max(threads, 1))
-    solver.parameters.log_search_progress = bool(verbose)
-    t0 = time.perf_counter()
-    code = solver.Solve(m)
-    runtime = time.perf_counter() - t0
-    status = cpsat_status(solver, code)
+    solver, code, runtime, status = run_cpsat(m, time_limit=time_limit, threads=threads,
+                                              verbose=verbose)
     has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     starts = np.array([solver.Value(v) for v in k], dtype=np.int64) if has else None
     objective = float(solver.ObjectiveValue()) if has else None

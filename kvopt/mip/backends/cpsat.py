@@ -26,6 +26,29 @@ def cpsat_status(solver: object, code: object) -> str:
     return "error"
 
 
+def run_cpsat(model: object, *, time_limit: float | None, threads: int,
+              verbose: bool) -> tuple[object, object, float, str]:
+    """Solve a CP-SAT ``model`` with kvopt's shared options.
+
+    Returns
+    -------
+    tuple
+        ``(solver, status_code, runtime_s, kvopt_status)``; used by the generic backend and
+        by the dedicated ``cp`` models of :mod:`kvopt.mip.cpmodel`.
+    """
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    solver.parameters.num_workers = int(max(threads, 1))
+    solver.parameters.log_search_progress = bool(verbose)
+    t0 = time.perf_counter()
+    code = solver.Solve(model)
+    runtime = time.perf_counter() - t0
+    return solver, code, runtime, cpsat_status(solver, code)
+
+
 class CpSatBackend:
     """CP-SAT (OR-Tools) translating every row into an integer linear constraint.
 
@@ -77,15 +100,8 @@ class CpSatBackend:
         if data.x0 is not None:
             for j in range(data.n_cols):
                 m.AddHint(xs[j], round(data.x0[j]))
-        solver = cp_model.CpSolver()
-        if time_limit is not None:
-            solver.parameters.max_time_in_seconds = float(time_limit)
-        solver.parameters.num_workers = int(max(threads, 1))
-        solver.parameters.log_search_progress = bool(verbose)
-        t0 = time.perf_counter()
-        code = solver.Solve(m)
-        runtime = time.perf_counter() - t0
-        status = cpsat_status(solver, code)
+        solver, code, runtime, status = run_cpsat(m, time_limit=time_limit, threads=threads,
+                                                  verbose=verbose)
         has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         x = np.array([solver.Value(v) for v in xs], dtype=np.float64) if has else None
         obj = float(solver.ObjectiveValue()) + data.obj_offset if has else None
