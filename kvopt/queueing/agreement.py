@@ -61,9 +61,9 @@ def main(argv=None) -> int:
     for spec, pol, pred, C, rho, f, sm, se, zz in rows:
         lines.append(f"| {spec} | {pol} | {pred} | {'' if C is None else C} | {rho:g} | {f:.4f} | "
                      f"{sm:.4f} ± {se:.4f} | {zz:+.2f} |")
-    from kvopt.queueing.cli import _write_text
+    from kvopt.core.io import atomic_write_text
 
-    _write_text(a.out, "\n".join(lines) + "\n")
+    atomic_write_text(a.out, "\n".join(lines) + "\n")
     print("\n".join(lines[:6]))
     return 0
 

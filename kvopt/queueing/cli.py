@@ -16,6 +16,8 @@ import sys
 
 import numpy as np
 
+from kvopt.core.io import atomic_write_text
+
 __all__ = ["add_parser", "run"]
 
 _EPILOG = """\
@@ -116,34 +118,13 @@ def _fig8(args) -> int:
     return 0
 
 
-def _write_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same directory, then rename)."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        from kvopt.queueing.plot import _umask_chmod
-
-        _umask_chmod(tmp)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _errata(args) -> int:
     from kvopt.queueing.errata import errata_markdown
 
     if args.simulate < 0:
         raise _BadInput("`simulate`: N must be >= 0")
     text = errata_markdown(n_sim=args.simulate, seed=args.seed)
-    _write_text(args.errata, text + "\n")
+    atomic_write_text(args.errata, text + "\n")
     if args.json:
         print(json.dumps({"errata": str(args.errata)}))
     else:

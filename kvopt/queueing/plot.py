@@ -10,12 +10,13 @@ system (App. D).
 
 from __future__ import annotations
 
+import io
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from kvopt.core.io import atomic_write_bytes
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import PredictionModel
 from kvopt.queueing.simulate import simulate
@@ -60,26 +61,12 @@ def fig8_data(lams, Cs, sizes: SizeDistribution, predictions: PredictionModel,
     return out
 
 
-def _umask_chmod(path: str) -> None:
-    """Give a ``mkstemp`` file (mode 0600) the usual permissions ``0666 & ~umask``."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, 0o666 & ~mask)
-
-
 def atomic_savefig(fig, path: str | os.PathLike, **kwargs) -> None:
-    """Save a matplotlib figure to ``path`` atomically (temp file in the same dir + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, **kwargs)
-        _umask_chmod(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Save a matplotlib figure to ``path`` atomically (rendered in memory, then
+    :func:`kvopt.core.io.atomic_write_bytes`); the format follows the file suffix."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **kwargs)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def plot_fig8(data: dict, out: str | os.PathLike, title: str = "") -> None:
