@@ -168,9 +168,7 @@ def simulate(
     sched = res.schedule
     if validate:
         check_schedule(instance, sched).raise_if_invalid()
-    metrics = compute_metrics(instance, sched, check=False)
-    if validate:
-        metrics = Metrics(**{**metrics.to_dict(), "feasible": True})
+    metrics = compute_metrics(instance, sched, check=False)  # validated above when asked
     # the validator's objective: slots for slotted instances (even with times), else seconds
     claimed = (float((sched.completion(instance) - instance.arrival).sum())
                if instance.is_slotted else metrics.total_latency)
