@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -31,14 +30,6 @@ COMMAND_MODULES = (
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def _present(module: str) -> bool:
-    """True if ``module`` exists (its import errors, if any, surface when it is imported)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (sub-commands registered from :data:`COMMAND_MODULES`)."""
     from kvopt import __version__
@@ -52,8 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
-        if not _present(name):  # a part not (yet) in this tree
-            continue
         importlib.import_module(name).add_parser(sub)
     return parser
 
