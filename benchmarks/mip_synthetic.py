@@ -58,9 +58,9 @@ def make_instance(kind: str, seed: int, args: dict[str, Any]):  # type: ignore[n
 def run_one(kind: str, seed: int, combo: str, time_limit: float, threads: int,
             gen_args: dict[str, Any], cp_lp_bound: bool = True) -> dict[str, Any]:
     """Solve one instance with one ``solver:formulation``; returns a flat record."""
+    from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.validate import check_schedule
     from kvopt.mip import solve
-    from kvopt.sim.admission import mcsf_schedule
 
     inst = make_instance(kind, seed, gen_args)
     solver, formulation = combo.split(":")

@@ -28,6 +28,7 @@ import numpy as np
 
 import kvopt
 from kvopt.core.generators import model1, random_small
+from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import (
     build_milp,
     fluid_bound,
@@ -38,7 +39,6 @@ from kvopt.mip import (
     trivial_bound,
     volume_bound,
 )
-from kvopt.sim.admission import mcsf_starts
 
 FAST = os.environ.get("KVOPT_FAST") == "1"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from kvopt.cli.common import add_instance_argument, add_json_argument, emit, read_instance
+from kvopt.core.instance import instance_stats
 from kvopt.core.schedule import load_schedule
 from kvopt.core.validate import check_schedule
 
@@ -39,31 +38,6 @@ def run_validate(args: argparse.Namespace) -> int:
     rep = check_schedule(inst, sched)
     emit(args, rep.to_dict(), str(rep))
     return 0 if rep.ok else 1
-
-
-def instance_stats(inst) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    """Counts and load statistics of an instance (used by ``kvopt info``)."""
-    def summary(x: np.ndarray) -> dict[str, float]:
-        return {"min": float(x.min()), "mean": float(x.mean()), "median": float(np.median(x)),
-                "p99": float(np.percentile(x, 99)), "max": float(x.max()), "sum": float(x.sum())}
-
-    span = float(inst.arrival.max() - inst.arrival.min())
-    volume = inst.prompt * inst.output + inst.output * (inst.output + 1) / 2  # memory x slots
-    stats: dict[str, object] = {
-        "name": inst.name, "n": inst.n, "memory": inst.memory, "time_unit": inst.time_unit,
-        "sha256": inst.sha256(),
-        "arrival": summary(inst.arrival.astype(float)), "arrival_span": span,
-        "prompt": summary(inst.prompt.astype(float)), "output": summary(inst.output.astype(float)),
-        "peak_over_memory_max": float(inst.peak.max() / inst.memory),
-        "memory_slot_volume": float(volume.sum()),
-        # slots of a full cache needed by the whole instance (memory-volume bound of seed 001)
-        "volume_over_memory": float(volume.sum() / inst.memory),
-        "has_interval_predictions": inst.pred_lower is not None,
-        "has_point_predictions": inst.pred_point is not None,
-    }
-    if span > 0:
-        stats["arrival_rate"] = float((inst.n - 1) / span)
-    return stats
 
 
 def run_info(args: argparse.Namespace) -> int:

@@ -19,12 +19,12 @@ from kvopt.core.errors import KvoptError
 #: Modules contributing sub-commands, in help order.
 COMMAND_MODULES = (
     "kvopt.cli.core_cmds",
-    "kvopt.mip.cli",
-    "kvopt.sim.cli",
-    "kvopt.theory.cli",
-    "kvopt.report.cli",
-    "kvopt.queueing.cli",
-    "kvopt.sweep.cli",
+    "kvopt.cli.mip_cmds",
+    "kvopt.cli.sim_cmds",
+    "kvopt.cli.theory_cmds",
+    "kvopt.cli.report_cmds",
+    "kvopt.cli.queueing_cmds",
+    "kvopt.cli.sweep_cmds",
 )
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2

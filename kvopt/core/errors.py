@@ -1,8 +1,13 @@
 """Exceptions raised by kvopt.
 
-Every user-facing failure derives from :class:`KvoptError`. Bad input raises
-:class:`InvalidInstanceError` (a ``ValueError``) whose message starts with the
-name of the offending field, so the CLI can print it and exit with code 2.
+Every user-facing failure derives from :class:`KvoptError`, and names what was wrong so the
+CLI can print it and exit with code 2:
+
+- :class:`InvalidInstanceError` -- the content of an instance (a field of the JSON or CSV);
+- :class:`InvalidScheduleError` -- the content of a schedule file;
+- :class:`UsageError` -- a command-line flag or an API argument that is not instance data.
+
+Anything else that escapes is an internal error (a bug), never reported as a user mistake.
 """
 
 from __future__ import annotations
@@ -32,6 +37,43 @@ class InvalidInstanceError(KvoptError, ValueError):
         self.field = field
         self.reason = reason
         super().__init__(f"invalid field {field!r}: {reason}")
+
+
+class UsageError(KvoptError, ValueError):
+    """A bad command-line flag or API argument (not instance or schedule content).
+
+    Parameters
+    ----------
+    flag
+        The flag or argument, e.g. ``"--time-limit"`` or ``"time_limit"``.
+    reason
+        Human readable reason.
+
+    Examples
+    --------
+    >>> str(UsageError("--time-limit", "must be > 0, got -1"))
+    'invalid --time-limit: must be > 0, got -1'
+    """
+
+    def __init__(self, flag: str, reason: str) -> None:
+        self.field = flag
+        self.reason = reason
+        super().__init__(f"invalid {flag}: {reason}")
+
+
+class InvalidScheduleError(KvoptError, ValueError):
+    """A malformed schedule file (its JSON content, not its feasibility).
+
+    Examples
+    --------
+    >>> str(InvalidScheduleError("runs", "missing"))
+    "invalid schedule field 'runs': missing"
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"invalid schedule field {field!r}: {reason}")
 
 
 class InfeasibleScheduleError(KvoptError):

@@ -460,3 +460,36 @@ def load_instance(path: str | os.PathLike[str], *, memory: int | None = None) ->
     if memory is not None:
         inst = inst.replace(memory=memory)
     return inst
+
+
+def instance_stats(inst: Instance) -> dict[str, object]:
+    """Counts and load statistics of an instance (what ``kvopt info`` prints).
+
+    Examples
+    --------
+    >>> st = instance_stats(Instance(memory=10, arrival=[0, 2], prompt=[1, 1], output=[4, 8]))
+    >>> st["n"], st["arrival_span"], st["output"]["max"]
+    (2, 2.0, 8.0)
+    """
+
+    def summary(x: NDArray[Any]) -> dict[str, float]:
+        return {"min": float(x.min()), "mean": float(x.mean()), "median": float(np.median(x)),
+                "p99": float(np.percentile(x, 99)), "max": float(x.max()), "sum": float(x.sum())}
+
+    span = float(inst.arrival.max() - inst.arrival.min())
+    volume = inst.prompt * inst.output + inst.output * (inst.output + 1) / 2  # memory x slots
+    stats: dict[str, object] = {
+        "name": inst.name, "n": inst.n, "memory": inst.memory, "time_unit": inst.time_unit,
+        "sha256": inst.sha256(),
+        "arrival": summary(inst.arrival.astype(float)), "arrival_span": span,
+        "prompt": summary(inst.prompt.astype(float)), "output": summary(inst.output.astype(float)),
+        "peak_over_memory_max": float(inst.peak.max() / inst.memory),
+        "memory_slot_volume": float(volume.sum()),
+        # slots of a full cache needed by the whole instance (memory-volume bound of seed 001)
+        "volume_over_memory": float(volume.sum() / inst.memory),
+        "has_interval_predictions": inst.pred_lower is not None,
+        "has_point_predictions": inst.pred_point is not None,
+    }
+    if span > 0:
+        stats["arrival_rate"] = float((inst.n - 1) / span)
+    return stats

@@ -20,14 +20,14 @@ from kvopt.mip.bounds import (
     combinatorial_bound,
     core_bound,
     fluid_bound,
-    lagrangian_bound,
     trivial_bound,
     volume_bound,
 )
 from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.data import MILPData
 from kvopt.mip.discretize import discretize
-from kvopt.mip.solving import ALL_FORMULATIONS, SolveResult, lp_bound, solve
+from kvopt.mip.relaxations import lagrangian_bound, lp_bound
+from kvopt.mip.solving import ALL_FORMULATIONS, SolveResult, solve
 
 __all__ = [
     "ALL_FORMULATIONS",

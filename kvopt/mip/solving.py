@@ -25,6 +25,7 @@ from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound
 from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
+from kvopt.mip.relaxations import lp_bound
 
 #: CP-SAT models of :mod:`kvopt.mip.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
 #: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``).
@@ -177,7 +178,7 @@ def solve(
     ws_starts: NDArray[np.int64] | None = None
     ws_obj: float | None = None
     if warm_start:
-        from kvopt.sim.admission import mcsf_starts
+        from kvopt.core.mcsf import mcsf_starts
 
         ws_starts = mcsf_starts(instance)
         ws_obj = float((ws_starts + o - a).sum())
@@ -281,20 +282,3 @@ def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | 
                        formulation=formulation, runtime_s=runtime, schedule=sched_out,
                        report=rep_out, solver_status=res.message, incumbent_source=source,
                        model=model)
-
-
-def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",
-             time_limit: float | None = 120.0) -> float:
-    """LP-relaxation bound of a time-indexed formulation (HiGHS or scipy).
-
-    Examples
-    --------
-    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[1, 1, 1])
-    >>> 3.0 <= lp_bound(inst) <= 4.0
-    True
-    """
-    data = build_milp(instance, formulation)
-    res = get_backend(solver).solve(data, time_limit=time_limit, threads=1, relax=True)
-    if res.status != "optimal" or res.objective is None:
-        raise RuntimeError(f"LP relaxation not solved: {res.status} ({res.message})")
-    return float(res.objective)

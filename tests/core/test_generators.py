@@ -2,7 +2,7 @@ import numpy as np
 
 from kvopt import check_schedule
 from kvopt.core.generators import model1, model2, random_small
-from kvopt.sim.admission import mcsf_schedule
+from kvopt.core.mcsf import mcsf_schedule
 
 
 def test_model1_ranges_and_determinism():

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kvopt import Schedule, check_schedule, load_instance
-from kvopt.sim.admission import mcsf_schedule
+from kvopt.core.mcsf import mcsf_schedule
 from tests.bruteforce import brute_force_opt
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from kvopt.mip import solve
 from kvopt.mip.bounds import core_bound, core_lengths
 from kvopt.mip.builder import build_milp
 from kvopt.mip.cpmodel import pair_lags, solve_cp
-from kvopt.mip.solving import lp_bound
+from kvopt.mip.relaxations import lp_bound
 from tests.bruteforce import brute_force_opt
 
 

@@ -10,17 +10,16 @@ import pytest
 
 from kvopt import Instance, Schedule, check_schedule, load_instance
 from kvopt.core.generators import random_small
+from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
 from kvopt.mip.backends import backend_names, get_backend, solver_availability
 from kvopt.mip.bounds import (
     core_bound,
     fluid_bound,
-    lagrangian_bound,
     trivial_bound,
     volume_bound,
 )
-from kvopt.mip.solving import lp_bound
-from kvopt.sim.admission import mcsf_starts
+from kvopt.mip.relaxations import lagrangian_bound, lp_bound
 from tests.bruteforce import brute_force_opt
 
 TINY = sorted(Path("instances/tiny").glob("*.json"))

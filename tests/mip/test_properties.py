@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from kvopt import Instance, check_schedule
+from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
 from kvopt.mip.bounds import combinatorial_bound, fluid_bound, volume_bound
 from kvopt.mip.builder import build_milp, decode_starts, group_requests
-from kvopt.sim.admission import mcsf_starts
 from tests.bruteforce import brute_force_opt
 
 hyp = pytest.importorskip("hypothesis")

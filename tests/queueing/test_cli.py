@@ -3,8 +3,8 @@ import json
 
 import pytest
 
+from kvopt.cli.queueing_cmds import add_parser, run
 from kvopt.queueing import SoapModel, parse_predictions, parse_sizes
-from kvopt.queueing.cli import add_parser, run
 
 assert callable(run)
 

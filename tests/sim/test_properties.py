@@ -5,8 +5,8 @@ import pytest
 
 from kvopt import Schedule, check_schedule
 from kvopt.core.generators import model1, model2, random_small
+from kvopt.core.mcsf import mcsf_starts
 from kvopt.sim import POLICIES, LivelockError, simulate
-from kvopt.sim.admission import mcsf_starts
 from tests.bruteforce import brute_force_opt
 
 POLICY_NAMES = [p for p in POLICIES if p != "replay"]

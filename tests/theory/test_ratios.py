@@ -191,7 +191,7 @@ def test_jaillet_thm41_and_constants():
 
 def test_jaillet_lemma_bounds_against_bruteforce():
     from kvopt.core.instance import Instance
-    from kvopt.sim.admission import mcsf_starts
+    from kvopt.core.mcsf import mcsf_starts
     from tests.bruteforce import brute_force_opt
 
     rng = np.random.default_rng(11)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from kvopt.cli.common import add_json_argument, emit
 from kvopt.core.errors import InvalidInstanceError
 from kvopt.theory import ratios as rt
-from kvopt.theory.rayleigh import harmonic, lambda_max, paper_fit
-
-POLICIES = ("amin", "amax", "arandom", "a-l", "mcsf", "hsf")
+from kvopt.theory.values import POLICIES, ratio_values
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,46 +52,6 @@ def _interval(args: argparse.Namespace) -> tuple[int, int, float]:
             raise InvalidInstanceError("u", f"must be >= l = {l}, got {args.u}")
         return l, int(args.u), l / args.u
     return l, max(l, round(l / alpha)), alpha
-
-
-def ratio_values(policy: str, *, l: int, u: int, alpha: float, s: float = 0.0,
-                 memory: int | None = None) -> dict[str, Any]:
-    """The theory values printed by ``kvopt ratio`` (``ratio`` is the headline).
-
-    Examples
-    --------
-    >>> ratio_values("amax", l=1, u=4, alpha=0.25)["ratio"]
-    10.0
-    """
-    doc: dict[str, Any] = {"policy": policy, "alpha": alpha, "l": l, "u": u, "s": s,
-                           "benchmark": "H-SF (fluid limit n, M -> oo)"}
-    if policy == "amin":
-        lam = float(lambda_max(u, l=l, s=s))  # type: ignore[arg-type]
-        doc.update(ratio=lam, kind="sup over distributions (Lemma 2 / Corollary 1)",
-                   two_point=rt.amin_two_point(alpha),
-                   log_bound=harmonic(u) if (l == 1 and s == 0) else None,
-                   paper_fit=float(paper_fit(u)) if (l == 1 and s == 0) else None)
-    elif policy == "amax":
-        doc.update(ratio=rt.amax_upper(alpha), kind="proven upper bound (Theorem 1)",
-                   upper=rt.amax_upper(alpha), lower_claimed=rt.amax_lower_claimed(alpha),
-                   construction=rt.amax_construction(alpha),
-                   construction_r=rt.amax_construction_argmax(alpha),
-                   construction_at_sqrt_alpha=rt.amax_construction_at(alpha, alpha**0.5))
-    elif policy == "arandom":
-        doc.update(ratio=rt.arandom_upper(alpha), kind="upper bound (Theorem EC.1)")
-    elif policy == "a-l":
-        doc.update(ratio=rt.al_two_point(alpha), kind="two-point instances (Theorem 7)",
-                   amin_two_point=rt.amin_two_point(alpha), alpha_star=rt.ALPHA_STAR,
-                   min_two_point=rt.min_two_point(alpha))
-    elif policy == "mcsf":
-        doc.update(ratio=rt.THM43_RATIO, benchmark="hindsight OPT",
-                   kind="O(1) constant of seed 001 Thm 4.3 (6 x 1536; all at 0, equal s, "
-                        "M >= 2 max(s + o), exact lengths)",
-                   deterministic_lower=(rt.jaillet_thm41_lower(memory)
-                                        if memory is not None else None))
-    else:  # hsf
-        doc.update(ratio=1.0, kind="the benchmark itself")
-    return doc
 
 
 def run_ratio(args: argparse.Namespace) -> int:

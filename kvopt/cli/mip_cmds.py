@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
-import time
-from typing import Any
 
 import numpy as np
 
 from kvopt.cli.common import add_instance_argument, add_json_argument, emit, read_instance
-from kvopt.core.instance import Instance
 
 EXIT_OK, EXIT_NOT_PROVEN, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -94,66 +90,6 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.6g}"
 
 
-def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
-                 solve_time: float | None = None) -> dict[str, Any]:
-    """All lower bounds of a slotted instance and the best known schedule's gap.
-
-    Examples
-    --------
-    >>> from kvopt import Instance
-    >>> doc = bound_report(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]))
-    >>> doc["best_bound"], doc["best_schedule"]["objective"], doc["gap"]
-    (12.0, 12.0, 0.0)
-    """
-    from kvopt.core.validate import check_schedule
-    from kvopt.mip.bounds import (
-        core_bound,
-        fluid_bound,
-        lagrangian_bound,
-        trivial_bound,
-        volume_bound,
-    )
-    from kvopt.sim.admission import mcsf_schedule
-
-    t0 = time.perf_counter()
-    bounds: dict[str, float | None] = {
-        "trivial": trivial_bound(inst), "volume": volume_bound(inst),
-        "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
-    timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
-    sched = mcsf_schedule(inst)
-    rep = check_schedule(inst, sched)
-    best = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
-    if solve_time is not None:
-        from kvopt.mip.solving import solve
-
-        res = solve(inst, time_limit=solve_time)
-        if res.objective is not None and res.objective < (best["objective"] or math.inf):
-            best = {"source": f"solve:{res.solver}/{res.formulation}",
-                    "objective": res.objective, "valid": True}
-        bounds["solver"] = res.bound
-    size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
-    mode = lp if lp != "auto" else ("exact" if size <= 200_000 else
-                                    "lagrangian" if size <= 20_000_000 else "none")
-    t1 = time.perf_counter()
-    if mode == "exact":
-        from kvopt.mip.solving import lp_bound
-
-        bounds["lp"] = lp_bound(inst, "tight+cores")
-    elif mode == "lagrangian":
-        ub = best["objective"]
-        bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
-    timing["lp"] = time.perf_counter() - t1
-    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
-    best_name = max(valid, key=valid.__getitem__)
-    best_bound = math.ceil(valid[best_name] - 1e-9)
-    obj = best["objective"]
-    gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
-    return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
-            "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
-            "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
-            "lp_mode": mode, "seconds": timing}
-
-
 def run_bound(args: argparse.Namespace) -> int:
     """``kvopt bound``."""
     from kvopt.mip.discretize import discretize
@@ -167,6 +103,8 @@ def run_bound(args: argparse.Namespace) -> int:
         inst = inst.take(np.arange(min(args.first, inst.n)))
     if not inst.is_slotted and args.slot_seconds is not None:
         inst = discretize(inst, args.slot_seconds)
+    from kvopt.mip.certify import bound_report
+
     doc = bound_report(inst, lp=args.lp, iterations=args.iterations, solve_time=args.solve)
     lines = [f"{doc['instance']}: n = {doc['n']}, M = {doc['memory']}"]
     for k, v in doc["bounds"].items():

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import platform
 import sys
 from pathlib import Path
 from typing import Any
 
 from kvopt.cli.common import add_json_argument, emit
 from kvopt.core.errors import InvalidInstanceError
-from kvopt.core.io import atomic_write_text, write_json
+from kvopt.sweep.output import write_sweep
 from kvopt.sweep.run import GENERATORS, SweepSpec, run_sweep
-
-COLUMNS = ("seed", "instance", "n", "memory", "sha256", "evaluator", "status", "total_latency",
-           "bound", "gap", "ratio_to_opt", "valid", "evictions", "runtime_s")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -64,57 +58,17 @@ def _params(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per evaluator: count, valid, proven optimal, mean/max ratio to OPT, mean TEL."""
-    out = []
-    for ev in dict.fromkeys(r["evaluator"] for r in rows):
-        rs = [r for r in rows if r["evaluator"] == ev]
-        ratios = [r["ratio_to_opt"] for r in rs if r["ratio_to_opt"] is not None]
-        tel = [r["total_latency"] for r in rs if r["total_latency"] is not None]
-        out.append({
-            "evaluator": ev, "instances": len(rs), "valid": sum(bool(r["valid"]) for r in rs),
-            "optimal": sum(r["status"] == "optimal" for r in rs),
-            "mean_total_latency": sum(tel) / len(tel) if tel else None,
-            "ratio_mean": sum(ratios) / len(ratios) if ratios else None,
-            "ratio_max": max(ratios) if ratios else None,
-            "ratio_count": len(ratios),
-        })
-    return out
-
-
-def _fmt(x: Any) -> str:
-    return "" if x is None else (f"{x:.4f}" if isinstance(x, float) else str(x))
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the sweep and write its files atomically."""
     policies = [p for p in args.policies.split(",") if p]
     spec = SweepSpec(args.generator, _seeds(args.seeds), policies, args.solver,
                      args.time_limit, _params(args.param))
     rows = run_sweep(spec, workers=args.workers, progress=not args.json)
-    summary = summarize(rows)
-    out = Path(args.out)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: _fmt(r.get(k)) for k in COLUMNS})
-    head = "| evaluator | instances | valid | optimal | mean TEL | ratio mean | ratio max |"
-    lines = [head, "|---|---|---|---|---|---|---|"]
-    lines += [f"| {s['evaluator']} | {s['instances']} | {s['valid']} | {s['optimal']} | "
-              f"{_fmt(s['mean_total_latency'])} | {_fmt(s['ratio_mean'])} | "
-              f"{_fmt(s['ratio_max'])} |" for s in summary]
     command = "kvopt " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("kvopt") else None
-    from kvopt import __version__
-
-    manifest = {"command": command, "spec": spec.to_dict(), "workers": args.workers,
-                "kvopt": __version__, "python": platform.python_version(), "summary": summary}
-    atomic_write_text(out / "rows.csv", buf.getvalue())
-    atomic_write_text(out / "summary.md", "\n".join(lines) + "\n")
-    write_json(out / "manifest.json", manifest)
-    emit(args, {"summary": summary, "out": str(out)}, "\n".join(lines))
+    summary, table = write_sweep(Path(args.out), rows, spec, workers=args.workers,
+                                 command=command)
+    emit(args, {"summary": summary, "out": str(args.out)}, table)
     if any(not r["valid"] for r in rows):
         print("kvopt sweep: some schedules failed validation", file=sys.stderr)
         return 1
     return 0
-

@@ -1,0 +1,156 @@
+"""MC-SF's future-memory admission rule (seed 001 eq. (5)-(6), Algorithm 1) and the offline
+MC-SF schedule of an instance.
+
+The rule is built once here, at the bottom of the package, because it is a property of an
+instance used by the MIP (warm start, start windows, bounds) and by the simulator's MC-SF /
+MC-Benchmark policies alike (``kvopt.sim.admission`` adds its incremental, event-driven form).
+Timing convention (notes/seed-001 §1): a request started at ``p`` with predicted length ``q``
+is predicted to hold ``s + (tau - p)`` at ``tau = p+1 .. p+q``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.schedule import Schedule
+
+
+def predicted_profile(
+    t: int,
+    prompt: NDArray[np.int64],
+    start: NDArray[np.int64],
+    pred: NDArray[np.int64],
+    horizon: int,
+) -> NDArray[np.int64]:
+    """Predicted memory of running requests at ``t + d``, ``d = 1..horizon`` (index d-1).
+
+    Examples
+    --------
+    >>> predicted_profile(0, np.array([1]), np.array([0]), np.array([3]), 4).tolist()
+    [2, 3, 4, 0]
+    """
+    d = np.arange(1, horizon + 1, dtype=np.int64)
+    age = (t - start)[:, None] + d[None, :]  # tau - p
+    live = age <= pred[:, None]
+    return np.where(live, prompt[:, None] + age, 0).sum(axis=0).astype(np.int64)
+
+
+def admit_prefix(
+    base: NDArray[np.int64],
+    cand_prompt: NDArray[np.int64],
+    cand_pred: NDArray[np.int64],
+    memory: int,
+) -> int:
+    """Length of the largest feasible prefix of the candidates (stop at first failure).
+
+    Parameters
+    ----------
+    base
+        Predicted memory of the running set at ``t+1 .. t+H`` (``H >= max cand_pred``).
+    cand_prompt, cand_pred
+        Candidates in scan order (MC-SF: ascending predicted length).
+    memory
+        The capacity used in the check (``M``, or ``(1 - alpha) M`` with a margin).
+
+    Examples
+    --------
+    >>> admit_prefix(np.zeros(8, dtype=np.int64), np.array([1, 1, 1]), np.array([4, 8, 8]), 10)
+    2
+    """
+    H = base.shape[0]
+    if cand_pred.size and int(cand_pred.max()) > H:
+        base = np.concatenate([base, np.zeros(int(cand_pred.max()) - H, dtype=np.int64)])
+        H = base.shape[0]
+    cur = base.copy()
+    d = np.arange(1, H + 1, dtype=np.int64)
+    for j in range(cand_prompt.shape[0]):
+        if not try_admit(cur, d, int(cand_prompt[j]), int(cand_pred[j]), memory):
+            return j
+    return int(cand_prompt.shape[0])
+
+
+def try_admit(window: NDArray[np.int64], d: NDArray[np.int64], prompt: int, pred: int,
+              memory: int, extra_next: int = 0, force: bool = False) -> bool:
+    """Eq. (5) for one candidate; on success its predicted memory is added to ``window``.
+
+    Parameters
+    ----------
+    window
+        Predicted memory at ``t+1 .. t+H`` (modified in place when admitted).
+    d
+        ``[1, 2, ..., H]``.
+    prompt, pred
+        The candidate's prompt size and predicted output length (``pred <= H``).
+    memory
+        Capacity of the check.
+    extra_next
+        Memory at ``t+1`` not in ``window`` (running requests past their prediction,
+        projected to finish next slot).
+    force
+        Admit even if the check fails (returns True).
+
+    Examples
+    --------
+    >>> w = np.zeros(4, dtype=np.int64); d = np.arange(1, 5)
+    >>> try_admit(w, d, 1, 4, 9), w.tolist(), try_admit(w, d, 1, 4, 9)
+    (True, [2, 3, 4, 5], False)
+    """
+    seg = window[:pred]
+    trial = seg + (d[:pred] + prompt)
+    if not force and (int(trial.max()) > memory or int(trial[0]) + extra_next > memory):
+        return False
+    seg[:] = trial
+    return True
+
+
+def mcsf_starts(
+    instance: Instance,
+    pred: NDArray[np.int64] | None = None,
+    *,
+    order: str = "shortest",
+    memory: int | None = None,
+) -> NDArray[np.int64]:
+    """Start slots chosen by MC-SF (or MC-Benchmark with ``order="arrival"``), unit slots.
+
+    A plain slot-by-slot implementation used as the MIP warm start and as a reference.
+    With ``pred >= output`` (default ``pred = output``) the schedule never exceeds M.
+    Ties among equal keys are broken by ``(arrival, index)``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> mcsf_starts(inst).tolist()
+    [0, 0]
+    """
+    if not instance.is_slotted:
+        raise ValueError("mcsf_starts needs a slotted instance (time_unit='step')")
+    n = instance.n
+    s, o, a = instance.prompt, instance.output, instance.arrival
+    q = o if pred is None else np.asarray(pred, dtype=np.int64)
+    cap = instance.memory if memory is None else memory
+    key = q if order == "shortest" else a
+    scan = np.lexsort((np.arange(n), a, key))
+    start = np.full(n, -1, dtype=np.int64)
+    H = int(q.max())
+    t = int(a.min())
+    while (start < 0).any():
+        running = (start >= 0) & (start + o > t)  # true lengths decide who is still running
+        base = predicted_profile(t, s[running], start[running], q[running], H)
+        waiting = scan[(start[scan] < 0) & (a[scan] <= t)]
+        if waiting.size:
+            k = admit_prefix(base, s[waiting], q[waiting], cap)
+            start[waiting[:k]] = t
+        if (start < 0).any():
+            pending = a[start < 0]
+            t = max(t + 1, int(pending.min())) if not (pending <= t).any() else t + 1
+    return start
+
+
+def mcsf_schedule(instance: Instance, pred: NDArray[np.int64] | None = None,
+                  *, order: str = "shortest") -> Schedule:
+    """MC-SF as a :class:`Schedule` (``source="ref:mcsf"``); see :func:`mcsf_starts`."""
+    starts = mcsf_starts(instance, pred, order=order)
+    return Schedule.from_starts(instance, starts,
+                                source="ref:mcsf" if order == "shortest" else "ref:mc-benchmark")
