@@ -115,6 +115,10 @@ def run_simulate(args: argparse.Namespace) -> int:
             f"p99 {m.p99_latency:.6g}\n"
             f"  TTFT mean {m.ttft_mean:.6g}, TPOT mean {m.tpot_mean:.6g}, makespan "
             f"{m.makespan:.6g}\n"
-            f"  peak memory {m.peak_memory} / {inst.memory}, evictions {m.evictions}")
+            + (f"  wall clock: total latency {m.total_latency_s:.6g} s, mean "
+               f"{m.mean_latency_s:.6g} s, p99 {m.p99_latency_s:.6g} s, TTFT mean "
+               f"{m.ttft_mean_s:.6g} s, makespan {m.makespan_s:.6g} s\n"
+               if unit == "step" and m.has_clock else "")
+            + f"  peak memory {m.peak_memory} / {inst.memory}, evictions {m.evictions}")
     emit(args, doc, text)
     return 0

@@ -241,6 +241,17 @@ class Instance:
         """True when arrivals are slot indices (``time_unit == "step"``)."""
         return self.time_unit == "step"
 
+    def tel_of_starts(self, starts: ArrayLike) -> float:
+        """Total end-to-end latency ``sum_i (k_i + o_i - a_i)`` of non-preemptive start slots.
+
+        Examples
+        --------
+        >>> Instance(memory=10, arrival=[0, 1], prompt=[1, 1], output=[4, 8]).tel_of_starts([0, 2])
+        13.0
+        """
+        k = np.asarray(starts, dtype=np.int64)
+        return float((k + self.output - self.arrival).sum())
+
     def sha256(self) -> str:
         """Hash of the scheduling content (memory, time unit, arrival, prompt, output).
 

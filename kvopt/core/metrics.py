@@ -1,8 +1,12 @@
 """Metrics of a validated schedule: TEL, latency percentiles, TTFT, TPOT, makespan, memory.
 
-All times are in the instance's unit: slots for ``time_unit="step"`` (converted
-through ``schedule.times`` when the schedule carries wall-clock times, reported
-separately as ``*_s`` fields) and seconds for trace instances.
+One name, one unit. The unsuffixed time fields (``total_latency``, ``mean_latency``, ...,
+``makespan``) are in the instance's own unit, ``Metrics.unit``: slots for ``time_unit="step"``
+and seconds for trace instances -- the same unit as :func:`kvopt.check_schedule`'s ``objective``,
+so ``compute_metrics(i, s).total_latency == check_schedule(i, s).objective`` always. Wall-clock
+seconds are the ``*_s`` fields: the same quantities through ``schedule.times`` when the schedule
+carries them (a slotted instance simulated with a step-time model), equal to the unsuffixed ones
+for trace instances, and ``None`` when there is no clock (unit slots).
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from kvopt.core.validate import check_schedule, memory_profile
 
 @dataclass(frozen=True)
 class Metrics:
-    """Summary metrics of one schedule (see :func:`compute_metrics`)."""
+    """Summary metrics of one schedule (see :func:`compute_metrics`).
+
+    ``unit`` is the unit of the unsuffixed time fields (``"step"`` or ``"second"``); the ``*_s``
+    fields are wall-clock seconds or ``None`` without a clock. ``feasible`` is ``None`` when the
+    schedule was not checked.
+    """
 
     n: int
     unit: str
@@ -33,22 +42,79 @@ class Metrics:
     makespan: float
     peak_memory: int
     evictions: int
-    feasible: bool
+    feasible: bool | None
+    total_latency_s: float | None = None
+    mean_latency_s: float | None = None
+    p50_latency_s: float | None = None
+    p90_latency_s: float | None = None
+    p99_latency_s: float | None = None
+    ttft_mean_s: float | None = None
+    tpot_mean_s: float | None = None
+    makespan_s: float | None = None
 
-    def to_dict(self) -> dict[str, float | int | str | bool]:
+    @property
+    def has_clock(self) -> bool:
+        """Whether the ``*_s`` (wall-clock) fields are set."""
+        return self.total_latency_s is not None
+
+    def to_dict(self) -> dict[str, float | int | str | bool | None]:
         """JSON-ready form."""
         return asdict(self)
 
 
-def latencies(instance: Instance, schedule: Schedule) -> NDArray[np.float64]:
-    """End-to-end latency ``c_i - a_i`` of each request (instance time unit)."""
+def latencies(instance: Instance, schedule: Schedule, *, seconds: bool = False
+              ) -> NDArray[np.float64]:
+    """End-to-end latency ``c_i - a_i`` of each request.
+
+    In the instance's unit (slots or seconds), or with ``seconds=True`` in wall-clock seconds
+    through ``schedule.times`` (for a trace instance both are the same).
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> inst = Instance(memory=10, arrival=[0, 1], prompt=[1, 1], output=[4, 2])
+    >>> sched = Schedule.from_starts(inst, [0, 1], times=[0.0, 0.5, 1.0, 1.5, 2.0])
+    >>> latencies(inst, sched).tolist(), latencies(inst, sched, seconds=True).tolist()
+    ([4.0, 2.0], [2.0, 1.0])
+    """
     c = schedule.completion(instance)
-    if instance.is_slotted and schedule.times is None:
+    if instance.is_slotted and not seconds:
         return (c - instance.arrival).astype(np.float64)
     if instance.is_slotted:
+        if schedule.times is None:
+            raise ValueError("seconds=True needs a schedule with times on a slotted instance")
         # slot instance simulated with real step times: latency from the arrival slot's time
         return schedule.time_of(c) - schedule.time_of(instance.arrival)
     return schedule.time_of(c) - instance.arrival
+
+
+def _summary(instance: Instance, schedule: Schedule, clock: bool) -> dict[str, float]:
+    """The time fields in slots (``clock=False``, slotted instances) or in seconds."""
+    first = schedule.first_start(instance)
+    final = schedule.final_start(instance)
+    o = instance.output
+    multi = o > 1
+    if clock:
+        lat = latencies(instance, schedule, seconds=True)
+        at = schedule.time_of
+        t_arr = (at(instance.arrival) if instance.is_slotted
+                 else instance.arrival.astype(np.float64))
+    else:
+        lat = latencies(instance, schedule)
+
+        def at(k: NDArray[np.int64]) -> NDArray[np.float64]:
+            return np.asarray(k, dtype=np.float64)
+
+        t_arr = instance.arrival.astype(np.float64)
+    ttft = at(first + 1) - t_arr
+    t_first_final = at(final + 1)
+    t_done = at(final + o)
+    tpot = ((t_done[multi] - t_first_final[multi]) / (o[multi] - 1)).mean() if multi.any() else 0.0
+    return {"total_latency": float(lat.sum()), "mean_latency": float(lat.mean()),
+            "p50_latency": float(np.percentile(lat, 50)),
+            "p90_latency": float(np.percentile(lat, 90)),
+            "p99_latency": float(np.percentile(lat, 99)), "ttft_mean": float(ttft.mean()),
+            "tpot_mean": float(tpot), "makespan": float(t_done.max())}
 
 
 def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = True) -> Metrics:
@@ -59,42 +125,33 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
     instance, schedule
         The pair to evaluate.
     check
-        Run :func:`check_schedule` first and record ``feasible``.
+        Run :func:`check_schedule` first and record ``feasible`` (``None`` when not checked).
 
     Examples
     --------
     >>> from kvopt import Instance, Schedule
     >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     >>> m = compute_metrics(inst, Schedule.from_starts(inst, [0, 0]))
-    >>> m.total_latency, m.makespan, m.peak_memory
-    (12.0, 8.0, 10)
+    >>> m.total_latency, m.makespan, m.peak_memory, m.total_latency_s
+    (12.0, 8.0, 10, None)
+    >>> timed = Schedule.from_starts(inst, [0, 0], times=[0.1 * k for k in range(9)])
+    >>> m = compute_metrics(inst, timed)
+    >>> m.unit, m.total_latency, round(m.total_latency_s, 6)
+    ('step', 12.0, 1.2)
     """
-    feasible = check_schedule(instance, schedule).ok if check else True
-    lat = latencies(instance, schedule)
-    first = schedule.first_start(instance)
-    final = schedule.final_start(instance)
-    t_arr = (schedule.time_of(instance.arrival) if instance.is_slotted and schedule.times
-             is not None else instance.arrival.astype(np.float64))
-    ttft = schedule.time_of(first + 1) - t_arr
-    o = instance.output
-    t_first_final = schedule.time_of(final + 1)
-    t_done = schedule.time_of(final + o)
-    multi = o > 1
-    tpot = ((t_done[multi] - t_first_final[multi]) / (o[multi] - 1)).mean() if multi.any() else 0.0
+    feasible = check_schedule(instance, schedule).ok if check else None
+    clock = schedule.times is not None or not instance.is_slotted
+    own = _summary(instance, schedule, clock=not instance.is_slotted)
+    sec = (own if not instance.is_slotted else _summary(instance, schedule, clock=True)
+           ) if clock else None
     mem = memory_profile(instance.prompt[schedule.run_request], schedule.run_start,
                          schedule.run_length)
     return Metrics(
         n=instance.n,
-        unit="second" if (schedule.times is not None or not instance.is_slotted) else "step",
-        total_latency=float(lat.sum()),
-        mean_latency=float(lat.mean()),
-        p50_latency=float(np.percentile(lat, 50)),
-        p90_latency=float(np.percentile(lat, 90)),
-        p99_latency=float(np.percentile(lat, 99)),
-        ttft_mean=float(ttft.mean()),
-        tpot_mean=float(tpot),
-        makespan=float(t_done.max()),
+        unit="step" if instance.is_slotted else "second",
+        **own,
         peak_memory=int(mem.max()) if mem.size else 0,
         evictions=schedule.num_evictions,
         feasible=feasible,
+        **({} if sec is None else {f"{k}_s": v for k, v in sec.items()}),
     )

@@ -16,6 +16,7 @@ when decision point ``k`` happens, batch ``tau`` runs from ``times[tau-1]`` to
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
@@ -163,13 +164,22 @@ class Schedule:
             return s.astype(np.float64)
         return self.times[s]
 
+    def replace(self, **changes: Any) -> Schedule:
+        """Copy with some fields changed (by name).
+
+        Examples
+        --------
+        >>> from kvopt import Instance
+        >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+        >>> s = Schedule.from_starts(inst, [0, 0]).replace(source="hand", claimed_objective=12)
+        >>> s.source, s.claimed_objective, s.num_runs
+        ('hand', 12, 2)
+        """
+        return dataclasses.replace(self, **changes)
+
     def with_meta(self, **meta: Any) -> Schedule:
         """Copy with extra metadata."""
-        return Schedule(
-            self.run_request, self.run_start, self.run_length, self.run_completed,
-            self.instance_sha256, self.source, self.times, self.claimed_objective,
-            {**self.meta, **meta},
-        )
+        return self.replace(meta={**self.meta, **meta})
 
     def same_runs(self, other: Schedule) -> bool:
         """True if both schedules have the same runs (order-insensitive) and times."""

@@ -15,7 +15,7 @@ Examples
 ('optimal', 12.0)
 """
 
-from kvopt.mip.backends import backend_names, get_backend, solver_availability
+from kvopt.mip.backends import SolveStatus, backend_names, get_backend, solver_availability
 from kvopt.mip.bounds import (
     combinatorial_bound,
     core_bound,
@@ -31,6 +31,7 @@ from kvopt.mip.solving import ALL_FORMULATIONS, SolveResult, solve
 
 __all__ = [
     "ALL_FORMULATIONS",
+    "SolveStatus",
     "FORMULATIONS",
     "MILPData",
     "SolveResult",

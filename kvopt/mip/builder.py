@@ -199,7 +199,7 @@ def build_milp(
     M = int(instance.memory)
     naive = formulation == "naive"
     if warm_starts is not None and upper is None:
-        upper = float((np.asarray(warm_starts) + o - a).sum())
+        upper = instance.tel_of_starts(warm_starts)
     if naive:
         T = int((a + o).sum())
         lo, hi = a.copy(), np.maximum(T - o, a)

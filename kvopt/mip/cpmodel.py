@@ -115,7 +115,7 @@ def solve_cp(
     o = instance.output.astype(np.int64)
     n, M = instance.n, int(instance.memory)
     if warm_starts is not None and upper is None:
-        upper = float((np.asarray(warm_starts) + o - a).sum())
+        upper = instance.tel_of_starts(warm_starts)
     T = int(a.max() + o.sum())
     lo, hi = start_windows(instance, horizon=T, upper=upper)
     m = cp_model.CpModel()

@@ -93,8 +93,7 @@ def lagrangian_bound(
     M = float(instance.memory)
     T = int(a.max() + o.sum()) if horizon is None else int(horizon)
     if upper is None:
-        st = mcsf_starts(instance)
-        upper = float((st + o - a).sum())
+        upper = instance.tel_of_starts(mcsf_starts(instance))
     lo, hi = start_windows(instance, horizon=T, upper=upper)
     groups = group_requests(instance, aggregate=True)
     rep = np.array([int(g[0]) for g in groups])

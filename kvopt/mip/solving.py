@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
-from kvopt.mip.backends.base import BackendResult, get_backend
+from kvopt.mip.backends.base import BackendResult, SolveStatus, get_backend
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound
 from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.relaxations import lp_bound
@@ -44,7 +44,8 @@ class SolveResult:
     Attributes
     ----------
     status
-        ``"optimal"`` (proven), ``"time_limit"``, ``"infeasible"`` or ``"error"``.
+        A :class:`~kvopt.mip.backends.base.SolveStatus` (a ``str`` enum): ``"optimal"``
+        (proven), ``"time_limit"``, ``"infeasible"`` or ``"error"``.
     objective
         Validated total end-to-end latency of ``schedule`` (``None`` without incumbent).
     bound
@@ -55,7 +56,7 @@ class SolveResult:
         The validated incumbent.
     """
 
-    status: str
+    status: SolveStatus
     objective: float | None
     bound: float | None
     gap: float | None
@@ -75,7 +76,7 @@ class SolveResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (without the schedule)."""
-        return {"status": self.status, "objective": self.objective, "bound": self.bound,
+        return {"status": self.status.value, "objective": self.objective, "bound": self.bound,
                 "gap": self.gap, "solver": self.solver, "formulation": self.formulation,
                 "runtime_s": round(self.runtime_s, 4), "solver_status": self.solver_status,
                 "incumbent_source": self.incumbent_source, "model": self.model}
@@ -107,8 +108,7 @@ class _Heartbeat:
 
 def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
               meta: dict[str, Any]) -> tuple[Schedule, FeasibilityReport]:
-    o, a = instance.output, instance.arrival
-    claimed = float((starts + o - a).sum())
+    claimed = instance.tel_of_starts(starts)
     sched = Schedule.from_starts(instance, starts, source=source, claimed_objective=claimed,
                                  meta=meta)
     return sched, check_schedule(instance, sched)
@@ -174,14 +174,14 @@ def solve(
     if formulation in CP_FORMULATIONS and solver != "cpsat":
         raise ValueError(f"formulation {formulation!r} runs only on the cpsat backend")
     t_start = time.perf_counter()
-    o, a = instance.output, instance.arrival
+    o = instance.output
     ws_starts: NDArray[np.int64] | None = None
     ws_obj: float | None = None
     if warm_start:
         from kvopt.core.mcsf import mcsf_starts
 
         ws_starts = mcsf_starts(instance)
-        ws_obj = float((ws_starts + o - a).sum())
+        ws_obj = instance.tel_of_starts(ws_starts)
     lb0 = combinatorial_bound(instance)
     label = f"kvopt solve ({solver}, {formulation})"
     model: dict[str, Any]
@@ -277,8 +277,8 @@ def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | 
              "notes": notes}
     sched_out, rep_out = (None, None) if best is None else best
     if sched_out is not None:
-        sched_out = sched_out.with_meta(status=status, bound=bound, gap=gap)
-    return SolveResult(status=status, objective=objective, bound=bound, gap=gap, solver=solver,
-                       formulation=formulation, runtime_s=runtime, schedule=sched_out,
-                       report=rep_out, solver_status=res.message, incumbent_source=source,
-                       model=model)
+        sched_out = sched_out.with_meta(status=str(status), bound=bound, gap=gap)
+    return SolveResult(status=SolveStatus(status), objective=objective, bound=bound, gap=gap,
+                       solver=solver, formulation=formulation, runtime_s=runtime,
+                       schedule=sched_out, report=rep_out, solver_status=res.message,
+                       incumbent_source=source, model=model)

@@ -27,11 +27,14 @@ from typing import Any
 import numpy as np
 
 from kvopt.core.instance import Instance
+from kvopt.sim.policies import POLICIES, policy_info
 
 __all__ = ["RANDOMIZED", "hsf_tel", "measure", "opt_tel", "policy_tel"]
 
-#: Policies whose schedule depends on the seed (random tie-breaks).
-RANDOMIZED = frozenset({"amin", "amax", "amin/redraw", "amin-multi"})
+#: Policies whose schedule depends on the seed (from the simulator's policy registry, plus the
+#: report's own Amin variant with eviction ties redrawn per decision).
+RANDOMIZED = frozenset({name for name in POLICIES if policy_info(name).randomized}
+                       | {"amin/redraw"})
 
 
 def policy_tel(instance: Instance, policy: str, seed: int | None = 0) -> float:

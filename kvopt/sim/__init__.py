@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,12 +36,23 @@ from kvopt.sim.engine import (
     SimulationError,
     run_engine,
 )
-from kvopt.sim.policies import POLICIES, FunctionPolicy, Policy, register_policy
+from kvopt.sim.policies import (
+    POLICIES,
+    POLICY_INFO,
+    FunctionPolicy,
+    Policy,
+    PolicyInfo,
+    policy_info,
+    register_policy,
+)
 from kvopt.sim.predictions import Predictions, resolve_predictions
 from kvopt.sim.step_time import STEP_TIME_MODELS, StepTimeModel, get_step_time
 
 __all__ = [
     "POLICIES",
+    "POLICY_INFO",
+    "PolicyInfo",
+    "policy_info",
     "STEP_TIME_MODELS",
     "Decision",
     "LivelockError",
@@ -168,12 +180,11 @@ def simulate(
     sched = res.schedule
     if validate:
         check_schedule(instance, sched).raise_if_invalid()
-    metrics = compute_metrics(instance, sched, check=False)  # validated above when asked
-    # the validator's objective: slots for slotted instances (even with times), else seconds
-    claimed = (float((sched.completion(instance) - instance.arrival).sum())
-               if instance.is_slotted else metrics.total_latency)
-    sched = Schedule(sched.run_request, sched.run_start, sched.run_length, sched.run_completed,
-                     sched.instance_sha256, sched.source, sched.times, claimed, sched.meta)
+    metrics = compute_metrics(instance, sched, check=False)
+    if validate:  # checked above (an invalid schedule raised)
+        metrics = dataclasses.replace(metrics, feasible=True)
+    # the validator's objective, in the instance's unit (slots even with times, else seconds)
+    sched = sched.replace(claimed_objective=metrics.total_latency)
     stats = dict(res.stats)
     stats["wall_seconds"] = res.wall_seconds
     stats.update(getattr(pol, "stats", {}))

@@ -55,6 +55,7 @@ same decision point.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -629,6 +630,62 @@ POLICIES: dict[str, Callable[..., Policy]] = {
 }
 
 
-def register_policy(name: str, factory: Callable[..., Policy]) -> None:
-    """Add a policy factory ``(instance, predictions, **options) -> policy`` to the registry."""
+@dataclass(frozen=True)
+class PolicyInfo:
+    """What callers need to know about a policy before running it.
+
+    Attributes
+    ----------
+    randomized
+        Its schedule depends on the seed (random tie-breaks or random clearing), so a
+        measurement averages over seeds.
+    may_livelock
+        It can loop forever on some instances (the engine then raises
+        :class:`~kvopt.sim.engine.LivelockError`; seed 001 Sec. 5.2).
+    needs
+        Predictions it cannot run without: ``"interval-upper"`` (``pred_upper``), or ``None``.
+    offline
+        Uses hindsight knowledge of the true lengths (a benchmark, not an online policy).
+    """
+
+    randomized: bool = False
+    may_livelock: bool = False
+    needs: str | None = None
+    offline: bool = False
+
+
+#: Metadata of the registered policies (a name missing here has the defaults).
+POLICY_INFO: dict[str, PolicyInfo] = {
+    "hsf": PolicyInfo(offline=True),
+    "mc-benchmark": PolicyInfo(),
+    "amax": PolicyInfo(randomized=True, needs="interval-upper"),
+    "amin": PolicyInfo(randomized=True),
+    "amin-multi": PolicyInfo(randomized=True),
+    "alpha-protection": PolicyInfo(may_livelock=True),
+    "alpha-beta-clearing": PolicyInfo(randomized=True, may_livelock=True),
+    "replay": PolicyInfo(offline=True),
+}
+
+
+def policy_info(name: str) -> PolicyInfo:
+    """Metadata of policy ``name`` (:class:`PolicyInfo`).
+
+    Examples
+    --------
+    >>> policy_info("amax").randomized, policy_info("alpha-protection").may_livelock
+    (True, True)
+    >>> policy_info("mcsf")
+    PolicyInfo(randomized=False, may_livelock=False, needs=None, offline=False)
+    """
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; choose from {sorted(POLICIES)}")
+    return POLICY_INFO.get(name, PolicyInfo())
+
+
+def register_policy(name: str, factory: Callable[..., Policy],
+                    info: PolicyInfo | None = None) -> None:
+    """Add a policy factory ``(instance, predictions, **options) -> policy`` to the registry,
+    with its metadata."""
     POLICIES[name] = factory
+    if info is not None:
+        POLICY_INFO[name] = info

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kvopt import Instance, Schedule, compute_metrics
+from kvopt import Instance, Schedule, check_schedule, compute_metrics
 
 INST = Instance(memory=10, arrival=[0, 0, 2], prompt=[1, 1, 2], output=[4, 8, 2])
 
@@ -25,13 +25,37 @@ def test_metrics_by_hand():
     assert m.unit == "step"
 
 
-def test_metrics_with_times_are_in_seconds():
+def test_metrics_with_times_keep_slots_and_add_seconds():
     times = np.arange(11) * 0.5
     sched = Schedule.from_starts(INST, [0, 0, 8], times=times)
     m = compute_metrics(INST, sched)
+    # one name, one unit: unsuffixed fields in slots, like the validator's objective
+    assert m.unit == "step"
+    assert m.total_latency == 20.0 == check_schedule(INST, sched).objective
+    assert m.makespan == 10.0
+    assert m.has_clock
+    assert m.total_latency_s == pytest.approx(0.5 * 20)
+    assert m.makespan_s == pytest.approx(5.0)
+    assert m.ttft_mean_s == pytest.approx(0.5 * m.ttft_mean)
+
+
+def test_metrics_without_clock_have_no_seconds():
+    m = compute_metrics(INST, Schedule.from_starts(INST, [0, 0, 8]))
+    assert not m.has_clock and m.total_latency_s is None and m.makespan_s is None
+
+
+def test_trace_instance_seconds_are_its_own_unit():
+    inst = Instance(memory=10, arrival=[0.0, 0.25], prompt=[1, 1], output=[2, 2],
+                    time_unit="second")
+    sched = Schedule.from_starts(inst, [0, 1], times=[0.0, 0.5, 1.0, 1.5])
+    m = compute_metrics(inst, sched)
     assert m.unit == "second"
-    assert m.total_latency == pytest.approx(0.5 * 20)
-    assert m.makespan == pytest.approx(5.0)
+    assert m.total_latency == m.total_latency_s == check_schedule(inst, sched).objective
+
+
+def test_unchecked_metrics_say_so():
+    m = compute_metrics(INST, Schedule.from_starts(INST, [0, 1, 8]), check=False)
+    assert m.feasible is None
 
 
 def test_infeasible_schedule_is_flagged():

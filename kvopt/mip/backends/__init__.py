@@ -11,11 +11,13 @@ from kvopt.mip.backends.base import (
     STATUSES,
     Backend,
     BackendResult,
+    Capabilities,
+    SolveStatus,
     backend_names,
     get_backend,
     register_backend,
     solver_availability,
 )
 
-__all__ = ["STATUSES", "Backend", "BackendResult", "backend_names", "get_backend",
-           "register_backend", "solver_availability"]
+__all__ = ["STATUSES", "Backend", "BackendResult", "Capabilities", "SolveStatus",
+           "backend_names", "get_backend", "register_backend", "solver_availability"]

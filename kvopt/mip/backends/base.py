@@ -8,7 +8,8 @@ only fails when it is used (:class:`~kvopt.core.errors.SolverNotAvailableError`)
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 import numpy as np
@@ -17,8 +18,57 @@ from numpy.typing import NDArray
 from kvopt.core.errors import SolverNotAvailableError
 from kvopt.mip.data import MILPData
 
-#: Raw backend statuses.
-STATUSES = ("optimal", "time_limit", "infeasible", "error")
+
+class SolveStatus(StrEnum):
+    """Status of a solve. A ``str`` enum: ``SolveStatus.OPTIMAL == "optimal"`` and it is written
+    to JSON as its value.
+
+    ``OPTIMAL`` only when the proof holds (``ceil(bound) >= objective``); ``TIME_LIMIT`` with an
+    incumbent, a bound and a gap; ``INFEASIBLE``; ``ERROR``.
+
+    Examples
+    --------
+    >>> SolveStatus("time_limit") is SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL == "optimal"
+    (True, True)
+    """
+
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+
+    def __repr__(self) -> str:  # shown as the plain string it compares equal to
+        return repr(self.value)
+
+
+#: Raw backend statuses (the values of :class:`SolveStatus`).
+STATUSES = tuple(s.value for s in SolveStatus)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do.
+
+    Attributes
+    ----------
+    mip_start
+        Accepts a starting solution (``MILPData.x0``: MIP start, warm start or hint).
+    reports_bound
+        Reports a proven dual bound when stopped early (else only at optimality).
+    threads
+        Honours ``threads`` (parallel search).
+    lp_relaxation
+        Solves the LP relaxation (``relax=True``).
+    """
+
+    mip_start: bool
+    reports_bound: bool
+    threads: bool
+    lp_relaxation: bool
+
+    def to_dict(self) -> dict[str, bool]:
+        """JSON-ready form."""
+        return asdict(self)
 
 
 @dataclass
@@ -51,11 +101,12 @@ class BackendResult:
 
 
 class Backend(Protocol):
-    """The backend protocol: ``name``, ``module`` (import name), ``solve``."""
+    """The backend protocol: ``name``, ``module`` (import name), ``capabilities``, ``solve``."""
 
     name: str
     module: str
     description: str
+    capabilities: Capabilities
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:
@@ -134,7 +185,7 @@ def solver_availability() -> list[dict[str, Any]]:
         try:
             b = get_backend(name)
             row.update(module=b.module, description=b.description, available=True,
-                       version=_version(b.module))
+                       version=_version(b.module), capabilities=b.capabilities.to_dict())
         except SolverNotAvailableError as exc:
             row["error"] = str(exc)
         rows.append(row)

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.data import MILPData
 
 
@@ -49,6 +49,8 @@ class CbcBackend:
     name = "cbc"
     module = "pulp"
     description = "COIN-OR CBC via PuLP (bundled binary)"
+    capabilities = Capabilities(mip_start=True, reports_bound=True, threads=True,
+                                lp_relaxation=True)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.data import MILPData
 
 
@@ -67,6 +67,8 @@ class CpSatBackend:
     name = "cpsat"
     module = "ortools"
     description = "OR-Tools CP-SAT (integer programs; also runs the 'cp' formulation)"
+    capabilities = Capabilities(mip_start=True, reports_bound=True, threads=True,
+                                lp_relaxation=False)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:

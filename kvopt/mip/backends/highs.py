@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.data import MILPData
 
 
@@ -29,6 +29,8 @@ class HighsBackend:
     name = "highs"
     module = "highspy"
     description = "HiGHS MIP solver via highspy"
+    capabilities = Capabilities(mip_start=True, reports_bound=True, threads=True,
+                                lp_relaxation=True)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:

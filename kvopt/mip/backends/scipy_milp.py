@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.data import MILPData
 
 
@@ -28,6 +28,8 @@ class ScipyBackend:
     name = "scipy"
     module = "scipy"
     description = "scipy.optimize.milp (HiGHS inside SciPy, no warm start)"
+    capabilities = Capabilities(mip_start=False, reports_bound=True, threads=False,
+                                lp_relaxation=True)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:
