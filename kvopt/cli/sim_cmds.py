@@ -29,8 +29,8 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``simulate``."""
+    from kvopt.cli.steptime_cmds import step_time_arg
     from kvopt.sim.policies import POLICIES
-    from kvopt.sim.step_time import STEP_TIME_MODELS
 
     p = sub.add_parser(
         "simulate", help="simulate an online policy (MC-SF, Amin, FCFS, ...) on an instance",
@@ -38,8 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "Exit 0 ok, 1 the policy livelocked or failed, 2 bad input.")
     add_instance_argument(p)
     p.add_argument("--policy", required=True, choices=sorted(POLICIES), help="policy name")
-    p.add_argument("--step-time", default="unit", choices=sorted(STEP_TIME_MODELS),
-                   help="batch duration model (default: unit)")
+    p.add_argument("--step-time", default="unit", type=step_time_arg, metavar="MODEL",
+                   help="batch duration model: a name from `kvopt steptime list` or a "
+                        "fitted-model JSON file from `kvopt steptime fit` (default: unit)")
     p.add_argument("--seed", type=int, default=None, help="seed for ties, clearing and noise")
     p.add_argument("--noise", default=None, metavar="KIND:VALUE",
                    help="prediction noise, e.g. uniform:0.5 (seed 001), interval:0.5 or "

@@ -16,12 +16,14 @@ The engine describes each batch by five numbers (all vectorized over a run of sl
 Models (see :data:`STEP_TIME_MODELS`):
 
 - ``unit``: every batch takes 1 (the theory model; MIP-comparable slots).
-- ``a100-llama2-70b-tp2``, ``a100-llama2-7b-tp1`` (and ``70b-tp4``, ``7b-tp2``; the shipped
-  all-reduce profile covers 2 and 4 workers only):
-  :class:`ProfiledStepTime`, measured Vidur A100 operator profiles + NVLink all-reduce +
-  analytic attention.
-- ``roofline-a100-llama2-70b-tp2``, ``roofline-a100-llama2-7b-tp1``: :class:`RooflineStepTime`,
-  a first-principles roofline parameterised by GPU and model config.
+- ``a100-llama2-70b-tp{2,4,8}``, ``a100-llama2-7b-tp{1,2}``, ``h100-llama2-7b-tp1``,
+  ``h100-llama2-70b-tp{2,4,8}``: :class:`ProfiledStepTime`, Vidur's measured A100 / H100
+  operator profiles + measured all-reduce + analytic attention. Interconnect: a TP-2 pair
+  uses the pairwise-NVLink table, TP 4 and 8 the single-node NVSwitch (DGX/HGX) table;
+  ``a100-llama2-70b-tp4-pairwise`` keeps the pairwise-NVLink table as an explicit option.
+- ``roofline-<same names>``: :class:`RooflineStepTime`, a first-principles roofline
+  parameterised by GPU and model config.
+- a path to a fitted-model JSON file (``kvopt steptime fit``; :func:`load_step_time`).
 - ``affine``: :class:`AffineStepTime`, the digest's surrogate ``c0 + c_p P + c_d D + c_kv K``.
 
 Every model exposes ``coefficients()`` (a JSON-ready dict) so the numbers are inspectable.
@@ -31,15 +33,63 @@ Empty batches (no request running) take 0 seconds in the real-time models, 1 in 
 from __future__ import annotations
 
 import csv
+import io
+import json
+import os
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-PROFILE_DIR = Path(__file__).resolve().parents[1] / "data" / "profiles"
+from kvopt.core.errors import UsageError
+
+
+def data_file(folder: str, name: str) -> Traversable:
+    """A file shipped in ``kvopt/data/<folder>/`` (found through :mod:`importlib.resources`,
+    so it works from a wheel too).
+
+    Examples
+    --------
+    >>> data_file("profiles", "a100_llama-2-7b_mlp.csv").is_file()
+    True
+    """
+    return resources.files("kvopt") / "data" / folder / name
+
+
+def read_csv_rows(path: Traversable | Path) -> list[dict[str, str]]:
+    """All rows of a CSV file (shipped data or a user's file) as dicts of strings."""
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def isotonic_increasing(y: ArrayLike) -> NDArray[np.float64]:
+    """Least-squares non-decreasing fit of ``y`` (pool-adjacent-violators algorithm).
+
+    Profile noise at tiny sizes (1-2 tokens, a few KB) makes measured curves dip; the
+    isotonic fit replaces each violating run by its mean, so a noisy spike is averaged
+    with its neighbours instead of being carried forward (as a cumulative max would).
+
+    Examples
+    --------
+    >>> isotonic_increasing([1.0, 3.0, 2.0, 4.0]).tolist()
+    [1.0, 2.5, 2.5, 4.0]
+    """
+    vals: list[float] = []
+    cnt: list[int] = []
+    for v in np.asarray(y, dtype=np.float64).tolist():
+        vals.append(v)
+        cnt.append(1)
+        while len(vals) > 1 and vals[-2] > vals[-1]:
+            n = cnt[-2] + cnt[-1]
+            vals[-2] = (vals[-2] * cnt[-2] + vals[-1] * cnt[-1]) / n
+            cnt[-2] = n
+            vals.pop()
+            cnt.pop()
+    return np.repeat(np.array(vals, dtype=np.float64), cnt)
 
 #: Vidur per-layer non-attention operators; ``add`` runs twice per layer (two residuals).
 NON_ATTENTION_OPS = (
@@ -53,6 +103,8 @@ class GPUSpec:
     """Physical limits of one GPU (notes/anchors-peers.md §4).
 
     A100 80GB SXM4: 312 TFLOPS dense BF16/FP16, 2,039 GB/s HBM2e, NVLink 600 GB/s.
+    H100 80GB SXM5 (:data:`H100`): 989 TFLOPS dense BF16, 3,350 GB/s HBM3, NVLink 900 GB/s.
+    ``family`` names the operator / all-reduce profiles to read (``a100`` or ``h100``).
     """
 
     name: str = "a100-80gb-sxm"
@@ -60,6 +112,7 @@ class GPUSpec:
     hbm_bandwidth: float = 2.039e12
     nvlink_bandwidth: float = 600e9
     memory_bytes: float = 80 * 2**30
+    family: str = "a100"
 
 
 @dataclass(frozen=True)
@@ -95,12 +148,18 @@ class ModelConfig:
 LLAMA2_70B = ModelConfig("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 68.98e9)
 LLAMA2_7B = ModelConfig("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, 6.74e9)
 A100 = GPUSpec()
+H100 = GPUSpec("h100-80gb-sxm", 989e12, 3.35e12, 900e9, 80 * 2**30, "h100")
+GPUS = {"a100": A100, "h100": H100}
+MODEL_CONFIGS = {c.name: c for c in (LLAMA2_70B, LLAMA2_7B)}
 
 
 class StepTimeModel(Protocol):
     """Duration (seconds, or slots for ``unit``) of batches described by their statistics."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The model's name (a registry name for the shipped ones)."""
+        ...
 
     def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
                   kv: NDArray[np.int64], prefill: NDArray[np.int64],
@@ -190,24 +249,33 @@ class AffineStepTime:
         a = self.c0 + self.c_d * count + self.c_kv * kv0
         return a + (self.c_kv * count) * np.arange(length, dtype=np.float64)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The model as a JSON document (:func:`model_from_dict` rebuilds it)."""
+        return {"type": "affine", "name": self.name,
+                "params": {k: getattr(self, k) for k in ("c0", "c_p", "c_d", "c_kv")}}
+
     def coefficients(self) -> dict[str, Any]:
         """``c0, c_p, c_d, c_kv``."""
         return asdict(self)
 
 
-@lru_cache(maxsize=8)
-def load_operator_profile(model: str, tp: int) -> tuple[NDArray[np.float64], NDArray[np.float64],
-                                                        NDArray[np.float64]]:
-    """Vidur's A100 operator profile: ``(num_tokens, per-layer non-attention ms, emb ms)``.
+@lru_cache(maxsize=16)
+def load_operator_profile(model: str, tp: int, family: str = "a100") -> tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Vidur's operator profile: ``(num_tokens, per-layer non-attention ms, emb ms)``.
 
     Sums the *median* times of :data:`NON_ATTENTION_OPS` per ``num_tokens`` for the given
-    tensor-parallel degree (file ``kvopt/data/profiles/a100_<model>_mlp.csv``).
+    tensor-parallel degree (file ``kvopt/data/profiles/<family>_<model>_mlp.csv``), then makes
+    both curves non-decreasing in ``num_tokens`` (:func:`isotonic_increasing`: the profile
+    dips between 1 and 2 tokens, which would make a batch of 2 decodes cheaper than 1).
     """
-    path = PROFILE_DIR / f"a100_{model}_mlp.csv"
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if int(r["num_tensor_parallel_workers"]) == tp]
+    path = data_file("profiles", f"{family}_{model}_mlp.csv")
+    if not path.is_file():
+        raise UsageError("profile", f"no operator profile {path.name} (GPU family {family!r}, "
+                                    f"model {model!r})")
+    rows = [r for r in read_csv_rows(path) if int(r["num_tensor_parallel_workers"]) == tp]
     if not rows:
-        raise ValueError(f"no profile rows for {model} at TP={tp} in {path.name}")
+        raise UsageError("tp", f"no profile rows for {model} at TP={tp} in {path.name}")
     acc: dict[int, list[tuple[float, float]]] = {}
     for r in rows:
         layer = sum(float(r[f"time_stats.{op}.median"]) for op in NON_ATTENTION_OPS)
@@ -215,23 +283,75 @@ def load_operator_profile(model: str, tp: int) -> tuple[NDArray[np.float64], NDA
     nt = np.array(sorted(acc), dtype=np.float64)
     layer_ms = np.array([np.mean([v[0] for v in acc[int(k)]]) for k in nt])
     emb_ms = np.array([np.mean([v[1] for v in acc[int(k)]]) for k in nt])
-    return nt, layer_ms, emb_ms
+    return nt, isotonic_increasing(layer_ms), isotonic_increasing(emb_ms)
 
 
-@lru_cache(maxsize=4)
-def load_all_reduce_profile(num_workers: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """NVLink-pair all-reduce median time (ms) by message size (bytes), Vidur profile."""
-    path = PROFILE_DIR / "a100_pairwise_nvlink_all_reduce.csv"
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if int(r["num_workers"]) == num_workers]
+#: All-reduce profile tables: ``nvswitch`` = single-node rows of the DGX/HGX (NVSwitch) table
+#: (``devices_per_node == num_workers``), ``pairwise`` = GPU pairs joined by NVLink bridges
+#: (the other pairs over PCIe).
+INTERCONNECTS = ("auto", "nvswitch", "pairwise", "none")
+
+
+@lru_cache(maxsize=16)
+def load_all_reduce_profile(num_workers: int, family: str = "a100",
+                            interconnect: str = "pairwise") -> tuple[NDArray[np.float64],
+                                                                     NDArray[np.float64]]:
+    """All-reduce median time (ms) by message size (bytes), Vidur profile.
+
+    ``interconnect="nvswitch"`` reads ``<family>_dgx_all_reduce.csv`` rows with
+    ``devices_per_node == num_workers`` (one NVSwitch node: an SXM A100/H100 server);
+    ``"pairwise"`` reads ``<family>_pairwise_nvlink_all_reduce.csv``. Several rows per size
+    are reduced to their median, then the curve is made non-decreasing in size
+    (:func:`isotonic_increasing`; profile noise at a few KB).
+
+    Examples
+    --------
+    >>> size, ms = load_all_reduce_profile(4, "a100", "nvswitch")     # a DGX A100 at TP 4
+    >>> psize, pms = load_all_reduce_profile(4, "a100", "pairwise")   # NVLink pairs + PCIe
+    >>> x = 8 * 2**20                                                 # 8 MiB
+    >>> float(np.interp(x, size, ms)) < 0.15 < 0.5 < float(np.interp(x, psize, pms))
+    True
+    """
+    if interconnect == "nvswitch":
+        name = f"{family}_dgx_all_reduce.csv"
+    elif interconnect == "pairwise":
+        name = f"{family}_pairwise_nvlink_all_reduce.csv"
+    else:
+        raise UsageError("interconnect", f"no all-reduce table for {interconnect!r}")
+    path = data_file("profiles", name)
+    if not path.is_file():
+        raise UsageError("interconnect", f"no all-reduce profile {name}")
+    rows = [r for r in read_csv_rows(path) if int(r["num_workers"]) == num_workers
+            and int(r["devices_per_node"]) == num_workers]
     if not rows:
-        raise ValueError(f"no all-reduce rows for {num_workers} workers")
+        raise UsageError("tp", f"no single-node all-reduce rows for {num_workers} workers "
+                               f"in {name}")
     acc: dict[int, list[float]] = {}
     for r in rows:
         acc.setdefault(int(r["size"]), []).append(float(r["time_stats.all_reduce.median"]))
     size = np.array(sorted(acc), dtype=np.float64)
     ms = np.array([np.median(acc[int(k)]) for k in size])
-    return size, np.maximum.accumulate(ms)  # monotone in size (profile noise at tiny sizes)
+    return size, isotonic_increasing(ms)
+
+
+def resolve_interconnect(interconnect: str, tp: int) -> str:
+    """``auto`` -> ``none`` at TP 1, ``pairwise`` at TP 2 (an NVLink pair, the seed-001
+    setting), ``nvswitch`` at TP >= 4 (inside one SXM server every GPU reaches every other
+    through the NVSwitch).
+
+    Examples
+    --------
+    >>> [resolve_interconnect("auto", t) for t in (1, 2, 4, 8)]
+    ['none', 'pairwise', 'nvswitch', 'nvswitch']
+    """
+    if interconnect not in INTERCONNECTS:
+        raise UsageError("interconnect", f"must be one of {list(INTERCONNECTS)}, "
+                                         f"got {interconnect!r}")
+    if tp == 1:
+        return "none"
+    if interconnect == "auto":
+        return "pairwise" if tp == 2 else "nvswitch"
+    return interconnect
 
 
 def _interp_extrap(x: NDArray[np.float64], xp: NDArray[np.float64],
@@ -247,32 +367,35 @@ def _interp_extrap(x: NDArray[np.float64], xp: NDArray[np.float64],
 
 @dataclass
 class ProfiledStepTime:
-    """A100 step time from measured operator profiles (Vidur) plus analytic attention.
+    """Step time from measured operator profiles (Vidur, A100 or H100) plus analytic attention.
 
-    For a non-empty batch with ``T`` tokens (``prefill + decode``)::
+    For a non-empty batch with ``T`` tokens (``prefill + decode``) and ``D`` decodes::
 
-        t = overhead + emb(T)
-            + L * [ nonattn_tp(T) + 2 * allreduce_tp(T * n_embd * 2 B)
-                    + attn_decode + attn_prefill ]
+        t = overhead + c_seq * D + profile_scale * prof(T) + L * [ attn_decode + attn_prefill ]
+        prof(T) = emb(T) + L * [ nonattn_tp(T) + 2 * allreduce_tp(T * n_embd * 2 B) ]
         attn_decode  = kv * kv_bytes_per_token_layer / tp / (hbm_bw * bw_eff)
         attn_prefill = 2 * n_head * head_dim * sum(s_i**2) / tp / (peak_flops * mfu)
 
     - ``nonattn_tp(T)``: sum of the median per-layer times of :data:`NON_ATTENTION_OPS`
       (layer norms, QKV/O projections, RoPE, gated MLP, residual adds) measured by Vidur on one
-      A100 at tensor-parallel degree ``tp``, interpolated piecewise-linearly in ``T``
-      (profiled ``T`` = 1..4096; proportional extrapolation above).
-    - ``allreduce_tp``: Vidur's NVLink-pair all-reduce table (median ms by message size),
-      two all-reduces per layer (after attention and after the MLP), none at ``tp = 1``.
+      GPU of ``gpu.family`` at tensor-parallel degree ``tp``, made non-decreasing in ``T``
+      (:func:`isotonic_increasing`) and interpolated piecewise-linearly (profiled ``T`` =
+      1..4096; proportional extrapolation above).
+    - ``allreduce_tp``: measured all-reduce (median ms by message size), two per layer (after
+      attention and after the MLP), none at ``tp = 1``. ``interconnect="auto"`` uses the
+      pairwise-NVLink table at TP 2 and the single-node NVSwitch table at TP 4 and 8
+      (:func:`resolve_interconnect`); ``"pairwise"``/``"nvswitch"`` force one, ``"none"``
+      leaves the all-reduce out (one measured shard).
     - attention is not in the shipped profiles: decode attention is memory bound (KV bytes
-      read over HBM bandwidth; A100 2.039 TB/s), causal prefill attention compute bound
-      (``2 * d * s^2`` FLOPs per head; A100 312 TFLOPS bf16). Constants from
-      notes/anchors-peers.md §4; ``bw_eff`` and ``mfu`` are assumptions.
-    - ``overhead``: per-iteration CPU cost (scheduling, sampling, input preparation), not in the
-      shipped profiles; an assumption (default 2 ms).
+      read over HBM bandwidth), causal prefill attention compute bound (``2 * d * s^2`` FLOPs
+      per head). GPU constants in :class:`GPUSpec`; ``bw_eff`` and ``mfu`` are assumptions.
+    - ``overhead``: per-iteration CPU cost (scheduling, sampling, input preparation), not in
+      the profiles; an assumption (default 2 ms). ``c_seq`` (per decoding sequence, default 0)
+      and ``profile_scale`` (default 1) are free constants for ``kvopt steptime fit``.
 
-    Sources: microsoft/vidur ``data/profiling/compute/a100/meta-llama/*/mlp.csv`` and
-    ``data/profiling/network/a100_pairwise_nvlink/all_reduce.csv`` (MIT; copied under
-    ``kvopt/data/profiles``, see its PROVENANCE.md).
+    Sources: microsoft/vidur ``data/profiling/compute/{a100,h100}/meta-llama/*/mlp.csv`` and
+    ``data/profiling/network/{a100,h100}_{pairwise_nvlink,dgx}/all_reduce.csv`` (MIT; copied
+    under ``kvopt/data/profiles``, see its PROVENANCE.md).
 
     Examples
     --------
@@ -281,6 +404,8 @@ class ProfiledStepTime:
     >>> pre = float(batch_time(m, prefill=1000)[0])             # one 1000-token prompt
     >>> 0.02 < dec < 0.08 and pre > dec
     True
+    >>> ProfiledStepTime(LLAMA2_70B, tp=4, gpu=H100).name
+    'h100-llama2-70b-tp4'
     """
 
     config: ModelConfig = LLAMA2_70B
@@ -291,17 +416,22 @@ class ProfiledStepTime:
     overhead: float = 2e-3
     profile_model: str | None = None
     name: str = ""
+    interconnect: str = "auto"
+    profile_scale: float = 1.0
+    c_seq: float = 0.0
     _tables: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         key = self.profile_model or self.config.name
-        nt, layer_ms, emb_ms = load_operator_profile(key, self.tp)
+        nt, layer_ms, emb_ms = load_operator_profile(key, self.tp, self.gpu.family)
         self._tables = {"num_tokens": nt, "layer_ms": layer_ms, "emb_ms": emb_ms}
-        if self.tp > 1:
-            size, ar = load_all_reduce_profile(self.tp)
+        self._link = resolve_interconnect(self.interconnect, self.tp)
+        if self._link != "none":
+            size, ar = load_all_reduce_profile(self.tp, self.gpu.family, self._link)
             self._tables.update(ar_bytes=size, ar_ms=ar)
         if not self.name:
-            self.name = f"a100-{key.replace('-2-', '2-')}-tp{self.tp}"
+            suffix = "" if self.interconnect == "auto" else f"-{self.interconnect}"
+            self.name = f"{self.gpu.family}-{key.replace('-2-', '2-')}-tp{self.tp}{suffix}"
         self._kv_coef = self.kv_coef
         self._psq_coef = self.prefill_sq_coef
 
@@ -311,9 +441,9 @@ class ProfiledStepTime:
         return _interp_extrap(x, self._tables["num_tokens"], self._tables["layer_ms"])
 
     def all_reduce_ms(self, tokens: ArrayLike) -> NDArray[np.float64]:
-        """One all-reduce of ``tokens * n_embd`` bf16 activations (ms); 0 at ``tp = 1``."""
+        """One all-reduce of ``tokens * n_embd`` bf16 activations (ms); 0 without one."""
         x = np.asarray(tokens, dtype=np.float64)
-        if self.tp == 1:
+        if self._link == "none":
             return np.zeros_like(x)
         size = x * self.config.n_embd * self.config.dtype_bytes
         return _interp_extrap(size, self._tables["ar_bytes"], self._tables["ar_ms"])
@@ -321,12 +451,15 @@ class ProfiledStepTime:
     def token_time(self, tokens: ArrayLike) -> NDArray[np.float64]:
         """The part that depends on the token count only (seconds)::
 
-            overhead + emb(T) + L * (nonattn_tp(T) + 2 * allreduce_tp(T)),   0 at T = 0
+            overhead + profile_scale * (emb(T) + L * (nonattn_tp(T) + 2 * allreduce_tp(T)))
+
+        and 0 at ``T = 0``.
         """
         T = np.asarray(tokens, dtype=np.float64)
         layer = (self.nonattention_ms(T) + 2.0 * self.all_reduce_ms(T)) * 1e-3
         emb = _interp_extrap(T, self._tables["num_tokens"], self._tables["emb_ms"]) * 1e-3
-        return np.where(T > 0, self.overhead + emb + self.config.n_layers * layer, 0.0)
+        prof = self.profile_scale * (emb + self.config.n_layers * layer)
+        return np.where(T > 0, self.overhead + prof, 0.0)
 
     @property
     def kv_coef(self) -> float:
@@ -361,6 +494,8 @@ class ProfiledStepTime:
         tab = self._table(int(T.max(initial=0)))
         t = tab[T] + self._kv_coef * np.asarray(kv, dtype=np.float64) + (
             self._psq_coef * np.asarray(prefill_sq, dtype=np.float64))
+        if self.c_seq:
+            t = t + self.c_seq * np.asarray(decode, dtype=np.float64)
         return np.where(T > 0, t, 0.0)
 
     def first_batch(self, prefill: int, decode: int, kv: int, prefill_sq: float) -> float:
@@ -371,7 +506,8 @@ class ProfiledStepTime:
         tab = self._tables.get("token_time_s")
         if tab is None or tab.shape[0] <= T:
             tab = self._table(T)
-        return float(tab[T]) + self._kv_coef * kv + self._psq_coef * prefill_sq
+        return (float(tab[T]) + self._kv_coef * kv + self._psq_coef * prefill_sq
+                + self.c_seq * decode)
 
     def decode_run(self, count: int, kv0: int, length: int) -> NDArray[np.float64]:
         """Durations of ``length`` decode-only batches of ``count`` requests whose KV read
@@ -381,12 +517,21 @@ class ProfiledStepTime:
         a = self.first_batch(0, count, kv0, 0.0)
         return a + (self._kv_coef * count) * np.arange(length, dtype=np.float64)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The model as a JSON document (:func:`model_from_dict` rebuilds it)."""
+        return {"type": "profiled", "name": self.name, "config": asdict(self.config),
+                "gpu": asdict(self.gpu), "tp": self.tp, "interconnect": self.interconnect,
+                "profile_model": self.profile_model or self.config.name,
+                "params": {k: getattr(self, k) for k in
+                           ("overhead", "profile_scale", "bw_eff", "mfu", "c_seq")}}
+
     def coefficients(self) -> dict[str, Any]:
         """Constants and the interpolation tables (ms), JSON-ready."""
         return {
             "model": self.name, "config": asdict(self.config), "tp": self.tp,
-            "gpu": asdict(self.gpu), "bw_eff": self.bw_eff, "mfu": self.mfu,
-            "overhead_s": self.overhead, "kv_coef_s_per_token": self.kv_coef,
+            "gpu": asdict(self.gpu), "interconnect": self._link, "bw_eff": self.bw_eff,
+            "mfu": self.mfu, "overhead_s": self.overhead, "profile_scale": self.profile_scale,
+            "c_seq_s": self.c_seq, "kv_coef_s_per_token": self.kv_coef,
             "prefill_sq_coef_s": self.prefill_sq_coef,
             "tables": {k: v.tolist() for k, v in self._tables.items() if k != "token_time_s"},
         }
@@ -396,9 +541,10 @@ class ProfiledStepTime:
 class RooflineStepTime:
     """Generic roofline step time parameterised by GPU and model config.
 
-    For a non-empty batch (notes/anchors-peers.md §4, the "suggested kvopt default")::
+    For a non-empty batch with ``D`` decodes (notes/anchors-peers.md §4, the "suggested
+    kvopt default")::
 
-        t = t0 + L * t_layer + 2 * L * t_ar
+        t = t0 + c_seq * D + L * t_layer + 2 * L * t_ar
             + max( FLOPs / (tp * peak_flops * mfu), bytes / (tp * hbm_bw * bw_eff) )
         FLOPs = 2 * params * tokens + 4 * L * n_head * head_dim * kv
                 + 2 * L * n_head * head_dim * sum(s_i**2)
@@ -406,7 +552,9 @@ class RooflineStepTime:
         t_ar  = ar_latency + 2 (tp-1)/tp * tokens * n_embd * dtype_bytes / nvlink_bw   (tp > 1)
 
     Defaults ``t0 = 0.5 ms``, ``t_layer = 20 us`` (BLIS overheads), ``mfu = 0.65``,
-    ``bw_eff = 0.7`` and ``ar_latency = 20 us`` are assumptions taken from that note.
+    ``bw_eff = 0.7`` and ``ar_latency = 20 us`` are assumptions taken from that note;
+    ``c_seq = 0`` (a free constant for ``kvopt steptime fit``). ``all_reduce=False`` leaves
+    the all-reduce out (one measured shard).
 
     Examples
     --------
@@ -424,6 +572,8 @@ class RooflineStepTime:
     t_layer: float = 20e-6
     ar_latency: float = 20e-6
     name: str = "roofline"
+    all_reduce: bool = True
+    c_seq: float = 0.0
 
     def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
                   kv: NDArray[np.int64], prefill: NDArray[np.int64],
@@ -438,14 +588,21 @@ class RooflineStepTime:
             c.kv_bytes_per_token)
         compute = flops / (self.tp * g.peak_flops * self.mfu)
         memory = byts / (self.tp * g.hbm_bandwidth * self.bw_eff)
-        if self.tp > 1:
+        if self.tp > 1 and self.all_reduce:
             t_ar = self.ar_latency + 2 * (self.tp - 1) / self.tp * T * c.n_embd * (
                 c.dtype_bytes) / g.nvlink_bandwidth
         else:
             t_ar = np.zeros_like(T)
-        t = self.t0 + c.n_layers * self.t_layer + 2 * c.n_layers * t_ar + np.maximum(compute,
-                                                                                    memory)
+        t = (self.t0 + c.n_layers * self.t_layer + 2 * c.n_layers * t_ar
+             + self.c_seq * np.asarray(decode, dtype=np.float64) + np.maximum(compute, memory))
         return np.where(T > 0, t, 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as a JSON document (:func:`model_from_dict` rebuilds it)."""
+        d = asdict(self)
+        params = {k: d.pop(k) for k in ("t0", "t_layer", "ar_latency", "bw_eff", "mfu",
+                                         "c_seq")}
+        return {"type": "roofline", **d, "params": params}
 
     def coefficients(self) -> dict[str, Any]:
         """All constants, JSON-ready."""
@@ -454,27 +611,118 @@ class RooflineStepTime:
         return d
 
 
-def _profiled(config: ModelConfig, tp: int) -> ProfiledStepTime:
-    return ProfiledStepTime(config, tp=tp)
+def _profiled(config: ModelConfig, tp: int, gpu: GPUSpec = A100,
+              interconnect: str = "auto") -> Any:
+    return lambda: ProfiledStepTime(config, tp=tp, gpu=gpu, interconnect=interconnect)
+
+
+def _roofline(config: ModelConfig, tp: int, gpu: GPUSpec, name: str) -> Any:
+    return lambda: RooflineStepTime(config, tp=tp, gpu=gpu, name=name)
+
+
+#: (GPU, model, TP) combinations with a registry entry: ``<gpu>-llama2-<size>-tp<N>``
+#: (profiled) and ``roofline-<gpu>-llama2-<size>-tp<N>``.
+REGISTERED_SETUPS = (
+    (A100, LLAMA2_70B, 2), (A100, LLAMA2_70B, 4), (A100, LLAMA2_70B, 8),
+    (A100, LLAMA2_7B, 1), (A100, LLAMA2_7B, 2),
+    (H100, LLAMA2_7B, 1), (H100, LLAMA2_70B, 2), (H100, LLAMA2_70B, 4), (H100, LLAMA2_70B, 8),
+)
+
+
+def setup_name(gpu: GPUSpec, config: ModelConfig, tp: int) -> str:
+    """Registry name of a profiled setup, e.g. ``a100-llama2-70b-tp2``.
+
+    Examples
+    --------
+    >>> setup_name(H100, LLAMA2_7B, 1)
+    'h100-llama2-7b-tp1'
+    """
+    return f"{gpu.family}-{config.name.replace('-2-', '2-')}-tp{tp}"
 
 
 #: Registry of named step-time models (factories; CLI ``--step-time`` choices).
-STEP_TIME_MODELS: dict[str, Any] = {
-    "unit": UnitStepTime,
-    "affine": AffineStepTime,
-    "a100-llama2-70b-tp2": lambda: _profiled(LLAMA2_70B, 2),
-    "a100-llama2-70b-tp4": lambda: _profiled(LLAMA2_70B, 4),
-    "a100-llama2-7b-tp1": lambda: _profiled(LLAMA2_7B, 1),
-    "a100-llama2-7b-tp2": lambda: _profiled(LLAMA2_7B, 2),
-    "roofline-a100-llama2-70b-tp2": lambda: RooflineStepTime(LLAMA2_70B, tp=2,
-                                                             name="roofline-a100-llama2-70b-tp2"),
-    "roofline-a100-llama2-7b-tp1": lambda: RooflineStepTime(LLAMA2_7B, tp=1,
-                                                            name="roofline-a100-llama2-7b-tp1"),
-}
+STEP_TIME_MODELS: dict[str, Any] = {"unit": UnitStepTime, "affine": AffineStepTime}
+for _gpu, _cfg, _tp in REGISTERED_SETUPS:
+    _name = setup_name(_gpu, _cfg, _tp)
+    STEP_TIME_MODELS[_name] = _profiled(_cfg, _tp, _gpu)
+    STEP_TIME_MODELS[f"roofline-{_name}"] = _roofline(_cfg, _tp, _gpu, f"roofline-{_name}")
+STEP_TIME_MODELS["a100-llama2-70b-tp4-pairwise"] = _profiled(LLAMA2_70B, 4, A100, "pairwise")
+
+STEP_TIME_SCHEMA = "kvopt.steptime"
 
 
-def get_step_time(spec: str | StepTimeModel) -> StepTimeModel:
-    """A step-time model from a registry name, or ``spec`` itself if it is a model.
+def model_from_dict(doc: dict[str, Any]) -> StepTimeModel:
+    """Rebuild a model from :meth:`ProfiledStepTime.to_dict` / :meth:`RooflineStepTime.to_dict`
+    (or ``{"type": "affine", ...}``); raises :class:`UsageError` naming the bad key.
+
+    Examples
+    --------
+    >>> m = get_step_time("h100-llama2-70b-tp4")
+    >>> m2 = model_from_dict(json.loads(json.dumps(m.to_dict())))
+    >>> bool(np.allclose(batch_time(m, decode=[1, 64], kv=[500, 32000]),
+    ...                  batch_time(m2, decode=[1, 64], kv=[500, 32000])))
+    True
+    """
+    try:
+        kind = doc["type"]
+        params: dict[str, Any] = {k: float(v) for k, v in doc.get("params", {}).items()}
+        if kind == "affine":
+            return AffineStepTime(**params, name=str(doc.get("name", "affine")))
+        config = ModelConfig(**doc["config"])
+        gpu = GPUSpec(**doc["gpu"])
+        tp = int(doc["tp"])
+        if kind == "profiled":
+            return ProfiledStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "")),
+                                    interconnect=str(doc.get("interconnect", "auto")),
+                                    profile_model=doc.get("profile_model"), **params)
+        if kind == "roofline":
+            return RooflineStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "roofline")),
+                                    all_reduce=bool(doc.get("all_reduce", True)), **params)
+    except KeyError as exc:
+        raise UsageError("step_time", f"model document lacks key {exc}") from None
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        raise UsageError("step_time", f"bad model document: {exc}") from None
+    raise UsageError("step_time", f"unknown model type {kind!r} (profiled, roofline, affine)")
+
+
+def save_step_time(model: StepTimeModel, path: str | os.PathLike[str],
+                   extra: dict[str, Any] | None = None) -> None:
+    """Write ``model`` as a ``kvopt.steptime`` JSON file (atomically); ``extra`` (e.g. the fit
+    report) is stored beside it under ``"fit"``."""
+    from kvopt.core.io import write_json
+
+    to_dict = getattr(model, "to_dict", None)
+    if to_dict is None:
+        raise UsageError("model", f"{type(model).__name__} cannot be saved")
+    doc = {"schema": STEP_TIME_SCHEMA, "schema_version": 1, "model": to_dict()}
+    if extra is not None:
+        doc["fit"] = extra
+    write_json(path, doc)
+
+
+def load_step_time(path: str | os.PathLike[str]) -> StepTimeModel:
+    """Read a model written by :func:`save_step_time` (``kvopt steptime fit --out``)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise UsageError("step_time", f"cannot read {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError("step_time", f"{path} is not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != STEP_TIME_SCHEMA:
+        raise UsageError("step_time", f"{path} is not a {STEP_TIME_SCHEMA} file")
+    if doc.get("schema_version") != 1:
+        raise UsageError("step_time", f"{path}: unsupported schema_version "
+                                      f"{doc.get('schema_version')!r}")
+    if not isinstance(doc.get("model"), dict):
+        raise UsageError("step_time", f"{path} has no model object")
+    return model_from_dict(doc["model"])
+
+
+def get_step_time(spec: str | os.PathLike[str] | StepTimeModel) -> StepTimeModel:
+    """A step-time model from a registry name, a fitted-model JSON path, or ``spec`` itself
+    if it is a model.
 
     Examples
     --------
@@ -483,12 +731,14 @@ def get_step_time(spec: str | StepTimeModel) -> StepTimeModel:
     >>> get_step_time("a100-llama2-70b-tp2").name
     'a100-llama2-70b-tp2'
     """
-    if isinstance(spec, str):
-        try:
-            return STEP_TIME_MODELS[spec]()
-        except KeyError:
-            raise ValueError(f"unknown step-time model {spec!r}; choose from "
-                             f"{sorted(STEP_TIME_MODELS)}") from None
+    if isinstance(spec, str) and spec in STEP_TIME_MODELS:
+        return STEP_TIME_MODELS[spec]()  # type: ignore[no-any-return]
+    if isinstance(spec, (str, os.PathLike)):
+        if str(spec).endswith(".json") or Path(spec).is_file():
+            return load_step_time(spec)
+        raise UsageError("step_time", f"unknown step-time model {str(spec)!r}; choose from "
+                                      f"{sorted(STEP_TIME_MODELS)} or give a fitted-model "
+                                      f"JSON file")
     if not hasattr(spec, "durations"):
         raise TypeError("a step-time model needs a durations(...) method")
     return spec
