@@ -16,9 +16,12 @@ import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import special
+
+from kvopt.predictions.distributions import LogT as PredLogT
 
 __all__ = [
     "BoundedPareto",
@@ -345,6 +348,9 @@ class LogT(SizeDistribution):
     ``mode="censor"`` (default) uses ``min(X, xmax)`` -- an atom at ``xmax``, the physical
     effect of a ``max_tokens`` cap; ``mode="truncate"`` conditions on ``X <= xmax``.
     The untruncated distribution has no finite moments, hence the limit is mandatory.
+    The distribution itself (density, CDF, quantiles, sampling, the quadrature of partial
+    moments) is :class:`kvopt.predictions.LogT`; this class adds the queueing interface
+    (panels, atoms, partial moments).
 
     Examples
     --------
@@ -359,14 +365,17 @@ class LogT(SizeDistribution):
     nu: float = 3.5
     mode: str = "censor"
     _lo: float = field(default=0.0, init=False)
+    _d: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if not (self.sigma > 0 and self.nu > 0 and self.xmax > 0):
             raise ValueError("logt needs sigma > 0, nu > 0 and xmax > 0")
         if self.mode not in ("censor", "truncate"):
             raise ValueError("logt mode must be 'censor' or 'truncate'")
+        d = PredLogT(self.mu, self.sigma, self.nu)
+        object.__setattr__(self, "_d", d)
         zmax = self._z(self.xmax)
-        zlo = min(max(stats.t.ppf(1e-14, self.nu), -12 * math.log(10) / self.sigma), zmax - 1.0)
+        zlo = min(max(float(d.std_ppf(1e-14)), -12 * math.log(10) / self.sigma), zmax - 1.0)
         object.__setattr__(self, "_lo", float(np.exp(self.mu + self.sigma * zlo)))
         tag = "logt" if self.mode == "censor" else "logtt"
         spec = f"{tag}:{self.mu:g},{self.sigma:g},{self.xmax:g},{self.nu:g}"
@@ -377,7 +386,7 @@ class LogT(SizeDistribution):
 
     @property
     def _tail(self) -> float:
-        return float(stats.t.sf(self._z(self.xmax), self.nu))
+        return float(self._d.std_sf(self._z(self.xmax)))
 
     @property
     def _scale(self) -> float:
@@ -387,14 +396,13 @@ class LogT(SizeDistribution):
         x = np.asarray(x, dtype=float)
         ok = (x >= self._lo) & (x < self.xmax)
         xs = np.where(ok, x, 1.0)
-        d = stats.t.pdf(self._z(xs), self.nu) / (self.sigma * xs) * self._scale
-        return np.where(ok, d, 0.0)
+        return np.where(ok, self._d.pdf(xs) * self._scale, 0.0)
 
     @property
     def panel_points(self):
         q = np.concatenate([np.logspace(-14, -1, 14), np.linspace(0.2, 0.8, 4),
                             1 - np.logspace(-1, -14, 14)])
-        z = np.clip(stats.t.ppf(q, self.nu), self._z(self._lo), self._z(self.xmax))
+        z = np.clip(self._d.std_ppf(q), self._z(self._lo), self._z(self.xmax))
         x = np.exp(self.mu + self.sigma * z)
         x = x[(x > self._lo) & (x < self.xmax)]
         decades = max(2, int(np.ceil(2 * np.log10(self.xmax / self._lo))))
@@ -404,7 +412,7 @@ class LogT(SizeDistribution):
     @property
     def atoms(self):
         # the (tiny) mass below the lower cut-off is lumped at the cut-off
-        below = float(stats.t.cdf(self._z(self._lo), self.nu)) * self._scale
+        below = float(self._d.std_cdf(self._z(self._lo))) * self._scale
         if self.mode == "censor":
             return np.array([self._lo, self.xmax]), np.array([below, self._tail])
         return np.array([self._lo]), np.array([below])
@@ -418,10 +426,7 @@ class LogT(SizeDistribution):
             acc = 0.0
             if u > self._lo:
                 zs = self._z(np.array([self._lo, u]))
-                acc, _ = integrate.quad(
-                    lambda z: np.exp(k * (self.mu + self.sigma * z)) * stats.t.pdf(z, self.nu),
-                    zs[0], zs[1], limit=200, epsabs=0, epsrel=1e-12,
-                )
+                acc = self._d.partial_expectation_quad(k, float(zs[0]), float(zs[1]))
                 acc *= self._scale
             hit = av <= xi if inclusive else av < xi
             out[i] = acc + float((ap * av**k * hit).sum())
@@ -429,10 +434,10 @@ class LogT(SizeDistribution):
 
     def sample(self, n, rng):
         if self.mode == "censor":
-            return np.minimum(np.exp(self.mu + self.sigma * rng.standard_t(self.nu, n)), self.xmax)
+            return self._d.sample_capped(n, rng, self.xmax, "censor")
         out = np.empty(0)
         while out.size < n:
-            z = np.exp(self.mu + self.sigma * rng.standard_t(self.nu, 2 * n))
+            z = self._d.sample(2 * n, rng)
             out = np.concatenate([out, z[z <= self.xmax]])
         return out[:n]
 

@@ -17,6 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.predictions.predictors import noisy_point
+
+__all__ = ["Predictions", "buckets", "interval_width", "noisy_point", "resolve_predictions"]
 
 
 @dataclass(frozen=True)
@@ -27,20 +30,6 @@ class Predictions:
     lower: NDArray[np.int64] | None = None
     upper: NDArray[np.int64] | None = None
     label: str = "instance"
-
-
-def noisy_point(output: ArrayLike, eps: float, rng: np.random.Generator) -> NDArray[np.int64]:
-    """Seed 001 noise: ``round(U((1-eps) o, (1+eps) o))``, at least 1.
-
-    Examples
-    --------
-    >>> p = noisy_point([100, 100], 0.2, np.random.default_rng(0))
-    >>> bool(((p >= 80) & (p <= 120)).all())
-    True
-    """
-    o = np.asarray(output, dtype=np.float64)
-    x = rng.uniform((1 - eps) * o, (1 + eps) * o)
-    return np.maximum(np.rint(x), 1).astype(np.int64)
 
 
 def interval_width(output: ArrayLike, x: float) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
