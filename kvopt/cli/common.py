@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance, load_instance
+
+#: Seed every randomized command uses when ``--seed`` is not given (printed with the results).
+DEFAULT_SEED = 0
 
 
 def add_instance_argument(p: argparse.ArgumentParser) -> None:
     """``INSTANCE`` (JSON v1 or trace CSV) and ``--memory`` for CSV traces."""
     p.add_argument("instance", metavar="INSTANCE", help="instance JSON (v1) or trace CSV")
-    p.add_argument("--memory", type=int, default=None,
+    p.add_argument("--memory", type=int_at_least(1), default=None,
                    help="KV capacity M in tokens (trace CSV default 16492; overrides JSON)")
 
 
@@ -46,3 +54,132 @@ def _default(o: Any) -> Any:
     if isinstance(o, np.ndarray):
         return o.tolist()
     raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+def check_output_file(path: str | os.PathLike[str] | None, flag: str) -> None:
+    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written.
+
+    Called before any work starts, so a bad path never costs a run. ``None`` passes.
+
+    Examples
+    --------
+    >>> check_output_file(".", "--out")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --out: . is a folder; give a file name
+    """
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(flag, f"{path} is a folder; give a file name")
+    _check_ancestor(p.parent, flag)
+
+
+def check_output_dir(path: str | os.PathLike[str] | None, flag: str) -> None:
+    """Refuse (``UsageError`` naming ``flag``) an output folder that is a file or cannot be
+    created.
+
+    Examples
+    --------
+    >>> check_output_dir("pyproject.toml", "--out")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --out: pyproject.toml exists and is not a folder
+    """
+    if path is None:
+        return
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(flag, f"{path} exists and is not a folder")
+    _check_ancestor(p, flag)
+
+
+def _check_ancestor(p: Path, flag: str) -> None:
+    """The nearest existing ancestor of ``p`` (itself included) is a writable folder."""
+    q = p if str(p) else Path(".")
+    while not q.exists():
+        if q.parent == q:
+            break
+        q = q.parent
+    if not q.is_dir():
+        raise UsageError(flag, f"{q} is a file, so {p} cannot be created")
+    if not os.access(q, os.W_OK | os.X_OK):
+        raise UsageError(flag, f"folder {q} is not writable")
+
+
+def check_input_file(path: str | os.PathLike[str] | None, flag: str) -> None:
+    """Refuse (``UsageError`` naming ``flag``) an input file that does not exist."""
+    if path is None:
+        return
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(flag, f"{path} {'is a folder' if p.is_dir() else 'does not exist'}")
+
+
+def int_at_least(lo: int) -> Any:
+    """argparse ``type=``: an integer ``>= lo`` (argparse names the flag on failure).
+
+    Examples
+    --------
+    >>> int_at_least(1)("3")
+    3
+    """
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be >= {lo}, got {v}")
+        return v
+
+    parse.__name__ = f"integer >= {lo}"
+    return parse
+
+
+def float_in(lo: float, hi: float = float("inf"), *, lo_open: bool = False,
+             hi_open: bool = False) -> Any:
+    """argparse ``type=``: a finite float in the interval ``lo .. hi``.
+
+    Examples
+    --------
+    >>> float_in(0, lo_open=True)("2.5")
+    2.5
+    """
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        ok = v == v and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+        if not ok or v in (float("inf"), float("-inf")):
+            span = (f"{'(' if lo_open else '['}{lo:g}, "
+                    f"{'inf)' if hi == float('inf') else f'{hi:g}' + (')' if hi_open else ']')}")
+            raise argparse.ArgumentTypeError(f"must be a finite number in {span}, got {text}")
+        return v
+
+    parse.__name__ = "number"
+    return parse
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(active: bool = True) -> Iterator[None]:
+    """Send everything written to file descriptor 1 (Python and C code: solver logs) to
+    stderr while active, so that stdout stays one JSON document."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real stdout (embedded use): nothing to protect
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

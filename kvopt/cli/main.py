@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from kvopt.core.errors import KvoptError
+from kvopt.core.errors import (
+    InvalidInstanceError,
+    InvalidScheduleError,
+    KvoptError,
+    UsageError,
+)
 
 #: Modules contributing sub-commands, in help order.
 COMMAND_MODULES = (
@@ -30,11 +38,26 @@ COMMAND_MODULES = (
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
+class _ArgumentError(Exception):
+    """argparse rejected the command line (message and the parser that rejected it)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors reach :func:`main` (for the ``--json`` error object)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgumentError(self, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (sub-commands registered from :data:`COMMAND_MODULES`)."""
     from kvopt import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kvopt",
         description="Hindsight optima, online policies, competitive ratios and queueing "
         "formulas for LLM inference under a KV-cache limit.",
@@ -48,17 +71,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``kvopt`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    """Run ``kvopt`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code.
+
+    A user mistake (bad flag, bad instance or schedule file) prints one line naming the
+    argument or field on stderr and returns 2; with ``--json`` stdout also gets one JSON
+    object ``{"ok": false, "error": KIND, "field": ..., "message": ...}``. Anything else is
+    an internal error and propagates (traceback, exit 1).
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    want_json = "--json" in argv
     parser = build_parser()
     try:
-        args = parser.parse_args(None if argv is None else list(argv))
-    except SystemExit as exc:  # argparse: 2 on usage errors, 0 on --help
+        args = parser.parse_args(argv)
+    except _ArgumentError as exc:
+        msg = f"{exc.parser.prog}: error: {exc}"
+        print(f"{msg}\n(usage: {exc.parser.prog} --help)", file=sys.stderr)
+        if want_json:
+            m = re.match(r"argument ([^:]+):", str(exc))
+            _json_error("usage", m.group(1).split("/")[-1] if m else None, msg)
+        return EXIT_BAD_INPUT
+    except SystemExit as exc:  # --help / --version
         return int(exc.code or 0)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # `kvopt ... | head`: the reader left; not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KvoptError as exc:
-        print(f"kvopt {args.command}: error: {exc}", file=sys.stderr)
+        sub = [v for k, v in sorted(vars(args).items()) if k.endswith("_command") and v]
+        msg = f"kvopt {' '.join([args.command, *sub])}: error: {exc}"
+        print(msg, file=sys.stderr)
+        if getattr(args, "json", False):
+            kind = ("usage" if isinstance(exc, UsageError) else
+                    "instance" if isinstance(exc, InvalidInstanceError) else
+                    "schedule" if isinstance(exc, InvalidScheduleError) else "input")
+            _json_error(kind, getattr(exc, "field", None), msg)
         return EXIT_BAD_INPUT
+
+
+def _json_error(kind: str, field: str | None, message: str) -> None:
+    sys.stdout.write(json.dumps({"ok": False, "error": kind, "field": field,
+                                 "message": message}) + "\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,17 @@ import argparse
 
 import numpy as np
 
-from kvopt.cli.common import add_instance_argument, add_json_argument, emit, read_instance
+from kvopt.cli.common import (
+    add_instance_argument,
+    add_json_argument,
+    check_output_file,
+    emit,
+    float_in,
+    int_at_least,
+    read_instance,
+    stdout_to_stderr,
+)
+from kvopt.core.errors import UsageError
 
 EXIT_OK, EXIT_NOT_PROVEN, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -27,10 +37,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="model (default: cp for cpsat, tight otherwise)")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                    help="solver time limit in seconds (default 60)")
-    p.add_argument("--threads", type=int, default=1, metavar="N", help="solver threads")
+    p.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="solver threads")
     p.add_argument("--no-warm-start", action="store_true", help="do not start from MC-SF")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule JSON (atomic)")
-    p.add_argument("--verbose", action="store_true", help="show the solver log")
+    p.add_argument("--verbose", action="store_true", help="show the solver log (on stderr)")
     add_json_argument(p)
     p.set_defaults(func=run_solve)
 
@@ -40,16 +50,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "(ramp-packing) and LP (tight+cores) / Lagrangian bounds and the gap of the best known "
         "schedule (MC-SF, or a --solve run).")
     add_instance_argument(p)
-    p.add_argument("--slot-seconds", type=float, default=None, metavar="DT",
+    p.add_argument("--slot-seconds", type=float_in(0, lo_open=True), default=None, metavar="DT",
                    help="for time_unit='second' traces: discretise with kvopt.mip.discretize "
                    "(arrival slot = ceil(t / DT))")
-    p.add_argument("--first", type=int, default=None, metavar="N",
+    p.add_argument("--first", type=int_at_least(1), default=None, metavar="N",
                    help="keep only the first N requests (by arrival order in the file)")
     p.add_argument("--lp", choices=("auto", "exact", "lagrangian", "none"), default="auto",
                    help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size); "
                    "auto: exact up to n*T = 2e5, Lagrangian up to 2e7, else none")
-    p.add_argument("--iterations", type=int, default=200, help="Lagrangian iterations")
-    p.add_argument("--solve", type=float, default=None, metavar="S",
+    p.add_argument("--iterations", type=int_at_least(1), default=200, help="Lagrangian iterations")
+    p.add_argument("--solve", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also run `solve` with this time limit for a better schedule")
     add_json_argument(p)
     p.set_defaults(func=run_bound)
@@ -61,18 +71,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_solve(args: argparse.Namespace) -> int:
     """``kvopt solve``."""
-    from kvopt.mip.solving import solve
+    from kvopt.mip.solving import CP_FORMULATIONS, solve
 
+    if args.formulation in CP_FORMULATIONS and args.solver != "cpsat":
+        raise UsageError("--formulation", f"{args.formulation} is a CP-SAT model: use it with "
+                         f"--solver cpsat, or pick a MILP formulation for --solver {args.solver}")
+    check_output_file(args.schedule_out, "--schedule-out")
     inst = read_instance(args)
-    if args.threads < 1:
-        from kvopt.core.errors import InvalidInstanceError
-
-        raise InvalidInstanceError("--threads", f"must be >= 1, got {args.threads}")
-    res = solve(inst, solver=args.solver, formulation=args.formulation,
-                time_limit=args.time_limit, threads=args.threads,
-                warm_start=not args.no_warm_start, verbose=args.verbose,
-                progress=not args.json and args.time_limit is not None
-                and args.time_limit > 5)
+    with stdout_to_stderr(args.verbose):  # solver logs are messages: stdout stays JSON
+        res = solve(inst, solver=args.solver, formulation=args.formulation,
+                    time_limit=args.time_limit, threads=args.threads,
+                    warm_start=not args.no_warm_start, verbose=args.verbose,
+                    progress=not args.json and args.time_limit is not None
+                    and args.time_limit > 5)
     if args.schedule_out and res.schedule is not None:
         res.schedule.save(args.schedule_out)
     doc = res.to_dict()
@@ -96,10 +107,6 @@ def run_bound(args: argparse.Namespace) -> int:
 
     inst = read_instance(args)
     if args.first is not None:
-        if args.first < 1:
-            from kvopt.core.errors import InvalidInstanceError
-
-            raise InvalidInstanceError("--first", f"must be >= 1, got {args.first}")
         inst = inst.take(np.arange(min(args.first, inst.n)))
     if not inst.is_slotted and args.slot_seconds is not None:
         inst = discretize(inst, args.slot_seconds)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import re
+from typing import Any
 
 import numpy as np
 
+from kvopt.cli.common import DEFAULT_SEED, check_output_file
+from kvopt.core.errors import UsageError
 from kvopt.core.io import atomic_write_text
 
 __all__ = ["add_parser", "run"]
@@ -51,7 +54,8 @@ def add_parser(subparsers) -> None:
                    help="also print the per-size means E[T(x)] (averaged over predictions)")
     p.add_argument("--simulate", type=int, metavar="N", default=0,
                    help="also simulate N jobs (batch-means standard error)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="simulation seed")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N",
+                   help=f"simulation seed (default {DEFAULT_SEED}; printed with the results)")
     p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     p.add_argument("--plot-fig8", metavar="OUT.png",
                    help="reproduce seed 004 Fig. 8 (TRAIL, Exp(1) sizes, exp predictions "
@@ -67,36 +71,54 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-class _BadInput(ValueError):
-    pass
+def _bad(flag: str, reason: str) -> UsageError:
+    return UsageError(flag, reason)
 
 
-def _floats(text: str, field: str) -> list[float]:
+#: Fewest jobs a simulation accepts (10 per batch of the batch-means error, 20 batches).
+MIN_SIM_JOBS = 200
+
+
+def _floats(text: str, flag: str) -> list[float]:
     try:
         vals = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise _BadInput(f"`{field}`: expected comma-separated numbers, got {text!r}") from None
+        raise _bad(flag, f"expected comma-separated numbers, got {text!r}") from None
     if not vals:
-        raise _BadInput(f"`{field}`: empty list")
+        raise _bad(flag, "empty list")
     return vals
 
 
-def _fig8(args) -> int:
+def _parsed(parse: Any, spec: str | None, flag: str) -> Any:
+    """``parse(spec)`` (a spec-string parser), its ``ValueError`` reported against ``flag``."""
+    try:
+        return parse(spec)
+    except ValueError as exc:  # the parsers only validate the spec string
+        raise _bad(flag, re.sub(r"^`[^`]*`: ", "", str(exc))) from None
+
+
+def _check_sim_jobs(n: int) -> None:
+    if n != 0 and n < MIN_SIM_JOBS:
+        raise _bad("--simulate", f"N must be 0 (no simulation) or >= {MIN_SIM_JOBS}, got {n}")
+
+
+def _fig8(args: argparse.Namespace) -> int:
     from kvopt.queueing.distributions import parse_sizes
     from kvopt.queueing.plot import fig8_data, plot_fig8
     from kvopt.queueing.predictions import parse_predictions
 
-    sizes = parse_sizes(args.sizes or "exp:1")
-    preds = parse_predictions(args.predictions or "exp")
-    lams = np.array(_floats(args.lams, "lams")) / sizes.mean
-    Cs = _floats(args.Cs, "Cs")
-    if np.any(lams <= 0) or np.any(lams * sizes.mean >= 1):
-        raise _BadInput("`lams`: every load must be in (0, 1)")
+    check_output_file(args.plot_fig8, "--plot-fig8")
+    sizes = _parsed(parse_sizes, args.sizes or "exp:1", "--sizes")
+    preds = _parsed(parse_predictions, args.predictions or "exp", "--predictions")
+    loads = np.array(_floats(args.lams, "--lams"))
+    Cs = _floats(args.Cs, "--Cs")
+    if np.any(loads <= 0) or np.any(loads >= 1):
+        raise _bad("--lams", "every load must be in (0, 1)")
     if any(not (c > 0 and np.isfinite(c)) for c in Cs):
-        raise _BadInput("`Cs`: every C must be > 0")
+        raise _bad("--Cs", "every C must be a finite number > 0")
     n = args.simulate or 100_000
-    if n < 200:
-        raise _BadInput("`simulate`: need at least 200 jobs per point")
+    _check_sim_jobs(n)
+    lams = loads / sizes.mean
     data = fig8_data(lams, Cs, sizes, preds, n_jobs=n, seed=args.seed)
     title = (f"TRAIL (SPRPT, limited preemption): sizes {sizes.spec}, predictions "
              f"{preds.spec}, {n} jobs/point, seed {args.seed}")
@@ -107,7 +129,7 @@ def _fig8(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        print(f"wrote {args.plot_fig8}")
+        print(f"wrote {args.plot_fig8} (seed {args.seed})")
         print(f"{'C':>5} {'lam':>5} {'formula':>9} {'sim':>9} {'se':>7} {'z':>6} "
               f"{'mean_mem':>9} {'peak_mem':>9}")
         for i, C in enumerate(data["Cs"]):
@@ -118,71 +140,81 @@ def _fig8(args) -> int:
     return 0
 
 
-def _errata(args) -> int:
+def _errata(args: argparse.Namespace) -> int:
     from kvopt.queueing.errata import errata_markdown
 
-    if args.simulate < 0:
-        raise _BadInput("`simulate`: N must be >= 0")
+    check_output_file(args.errata, "--errata")
+    _check_sim_jobs(args.simulate)
     text = errata_markdown(n_sim=args.simulate, seed=args.seed)
     atomic_write_text(args.errata, text + "\n")
     if args.json:
-        print(json.dumps({"errata": str(args.errata)}))
+        print(json.dumps({"errata": str(args.errata), "n_sim": args.simulate,
+                          "seed": args.seed}))
     else:
         print(text)
     return 0
 
 
-def _main(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Execute ``kvopt queueing``: 0 on success; a bad argument raises
+    :class:`~kvopt.core.errors.UsageError` naming the flag (exit 2) before any computation."""
     from kvopt.queueing.distributions import parse_sizes
     from kvopt.queueing.predictions import parse_predictions
     from kvopt.queueing.simulate import simulate
     from kvopt.queueing.soap import SoapModel, check_policy
 
+    if args.simulate < 0:
+        raise _bad("--simulate", f"N must be >= 0, got {args.simulate}")
     if args.plot_fig8:
         return _fig8(args)
     if args.errata:
         return _errata(args)
     if not args.policy:
-        raise _BadInput("`policy`: missing POLICY (or use --plot-fig8 OUT.png)")
+        raise _bad("POLICY", "missing (or use --plot-fig8 OUT.png / --errata OUT.md)")
     if args.load is None:
-        raise _BadInput("`load`: --load RHO is required")
+        raise _bad("--load", "--load RHO is required")
     if not (0 < args.load < 1):
-        raise _BadInput(f"`load`: rho must be in (0, 1), got {args.load:g}")
+        raise _bad("--load", f"rho must be in (0, 1), got {args.load:g}")
     if not args.sizes:
-        raise _BadInput("`sizes`: --sizes SPEC is required (e.g. exp:1)")
-    if args.simulate < 0:
-        raise _BadInput("`simulate`: N must be >= 0")
-    policy, C = check_policy(args.policy, args.C)
+        raise _bad("--sizes", "--sizes SPEC is required (e.g. exp:1)")
+    _check_sim_jobs(args.simulate)
+    try:
+        policy, C = check_policy(args.policy, args.C)
+    except ValueError as exc:  # names `policy` or `C`
+        flag = "--C" if str(exc).startswith("`C`") else "POLICY"
+        raise _bad(flag, re.sub(r"^`[^`]*`: ", "", str(exc))) from None
+    if args.simulate and policy == "trail-printed":
+        raise _bad("POLICY", "trail-printed is a formula only; simulate trail")
     Cout = C if policy in ("trail", "trail-printed") else None
-    sizes = parse_sizes(args.sizes)
-    preds = parse_predictions(args.predictions)
+    sizes = _parsed(parse_sizes, args.sizes, "--sizes")
+    preds = _parsed(parse_predictions, args.predictions, "--predictions")
+    xr = _floats(args.given, "--given") if args.given else None
+    if xr is not None and (len(xr) != 2 or min(xr) < 0):
+        raise _bad("--given", "expected X,R with X, R >= 0")
+    xs = np.array(_floats(args.per_size, "--per-size")) if args.per_size else None
+    if xs is not None and np.any(xs < 0):
+        raise _bad("--per-size", "sizes must be >= 0")
+    # every argument is valid: from here on an exception is an internal error
     lam = args.load / sizes.mean
     model = SoapModel(sizes, preds, lam)
     mean = model.mean_response(policy, Cout)
-    doc: dict = {"policy": policy, "C": Cout, "sizes": sizes.spec, "predictions": preds.spec,
-                 "load": args.load, "lam": lam, "mean_response": mean}
+    doc: dict[str, Any] = {"policy": policy, "C": Cout, "sizes": sizes.spec,
+                           "predictions": preds.spec, "load": args.load, "lam": lam,
+                           "mean_response": mean}
     lines = [f"policy {policy}" + (f" (C={Cout:g})" if Cout is not None else "")
              + f"  sizes {sizes.spec}  predictions {preds.spec}  load {args.load:g} "
              f"(lam {lam:.6g})", f"mean_response (formula)   {mean:.6f}"]
-    if args.given:
-        xr = _floats(args.given, "given")
-        if len(xr) != 2 or min(xr) < 0:
-            raise _BadInput("`given`: expected X,R with X, R >= 0")
+    if xr is not None:
         v = float(model.response_given(xr[0], xr[1], policy, Cout)[0])
         doc["given"] = {"x": xr[0], "r": xr[1], "mean_response": v}
         lines.append(f"E[T(x={xr[0]:g}, r={xr[1]:g})]        {v:.6f}")
-    if args.per_size:
-        xs = np.array(_floats(args.per_size, "per-size"))
-        if np.any(xs < 0):
-            raise _BadInput("`per-size`: sizes must be >= 0")
+    if xs is not None:
         ts = model.response_given_size(xs, policy, Cout)
         doc["per_size"] = [{"x": float(a), "mean_response": float(b)}
                            for a, b in zip(xs, ts, strict=True)]
         lines += [f"E[T(x={a:g})]{' ' * max(1, 14 - len(f'{a:g}'))}{b:.6f}"
                   for a, b in zip(xs, ts, strict=True)]
     if args.simulate:
-        if policy == "trail-printed":
-            raise _BadInput("`policy`: trail-printed is a formula only; simulate trail")
         s = simulate(policy, lam, sizes, preds, Cout, n_jobs=args.simulate, seed=args.seed)
         lo, hi = s.ci()
         doc["simulation"] = s.to_dict() | {"seed": args.seed, "z": (s.mean_response - mean)
@@ -197,12 +229,3 @@ def _main(args) -> int:
     else:
         print("\n".join(lines))
     return 0
-
-
-def run(args) -> int:
-    """Execute ``kvopt queueing``; return 0 on success and 2 on bad input."""
-    try:
-        return _main(args)
-    except ValueError as exc:  # includes _BadInput; messages name the bad field
-        print(f"kvopt queueing: error: {exc}", file=sys.stderr)
-        return 2

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from kvopt.cli.common import add_json_argument, emit
-from kvopt.core.errors import InvalidInstanceError
+from kvopt.cli.common import (
+    DEFAULT_SEED,
+    add_json_argument,
+    check_output_dir,
+    check_output_file,
+    emit,
+    float_in,
+    int_at_least,
+)
+from kvopt.core.errors import UsageError
 
 
 def _alpha(text: str) -> float:
@@ -25,6 +33,8 @@ def _alpha(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``report`` with the sub-commands ``ratios`` and ``search``."""
+    from kvopt.mip.backends import backend_names
+
     p = sub.add_parser("report", help="reports: ratio-vs-alpha table/plots, counterexample search")
     rs = p.add_subparsers(dest="report_command", metavar="REPORT")
     rs.required = True
@@ -40,9 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "1/20, 1/50, 1/100, 1/1000")
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                   help="policy / instance seeds (0 1 2)")
-    r.add_argument("--n", type=int, default=2000, help="jobs per large measured instance")
-    r.add_argument("--max-u", type=int, default=400,
+                   help="policy / instance seeds (default 0 1 2; recorded in manifest.json)")
+    r.add_argument("--n", type=int_at_least(10), default=2000,
+                   help="jobs per large measured instance")
+    r.add_argument("--max-u", type=int_at_least(1), default=400,
                    help="skip measured columns with u = round(4/alpha) above this (400)")
     r.add_argument("--theory-only", action="store_true", help="no simulation, no MIP")
     r.add_argument("--no-opt", action="store_true", help="skip the vs-OPT (MIP) columns")
@@ -56,21 +67,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "constraints; OPT proven by the MIP. Writes the worst instance found to --out.")
     s.add_argument("policy", metavar="POLICY", help="kvopt.sim policy (mcsf, amin, amax, ...)")
     s.add_argument("--out", required=True, help="instance JSON to write")
-    s.add_argument("--restarts", type=int, default=10)
-    s.add_argument("--steps", type=int, default=40)
-    s.add_argument("--rng-seed", type=int, default=0)
+    s.add_argument("--restarts", type=int_at_least(1), default=10)
+    s.add_argument("--steps", type=int_at_least(0), default=40)
+    s.add_argument("--rng-seed", type=int, default=DEFAULT_SEED,
+                   help=f"seed of the search (default {DEFAULT_SEED}; printed with the result)")
     s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3],
                    help="policy seeds averaged for randomised policies")
     s.add_argument("--n", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
     s.add_argument("--memory", type=int, nargs=2, default=[4, 12], metavar=("MIN", "MAX"))
     s.add_argument("--prompt", type=int, nargs=2, default=[0, 3], metavar=("MIN", "MAX"))
     s.add_argument("--output", type=int, nargs=2, default=[1, 8], metavar=("MIN", "MAX"))
-    s.add_argument("--max-arrival", type=int, default=0)
+    s.add_argument("--max-arrival", type=int_at_least(0), default=0)
     s.add_argument("--same-prompt", action="store_true")
     s.add_argument("--interval", type=int, nargs=2, default=None, metavar=("L", "U"),
                    help="prediction interval [L, U] of every request (Amin/Amax need one)")
-    s.add_argument("--solver", default="highs")
-    s.add_argument("--time-limit", type=float, default=10.0)
+    s.add_argument("--solver", default="highs", choices=backend_names())
+    s.add_argument("--time-limit", type=float_in(0, lo_open=True), default=10.0)
     add_json_argument(s)
     s.set_defaults(func=run_search)
 
@@ -79,8 +91,7 @@ def run_ratios(args: argparse.Namespace) -> int:
     """Write the ratio report."""
     from kvopt.report.ratios import DEFAULT_ALPHAS, MeasureConfig, table_markdown, write_report
 
-    if args.n < 10:
-        raise InvalidInstanceError("n", f"must be >= 10, got {args.n}")
+    check_output_dir(args.out, "--out")
     alphas = tuple(args.alphas) if args.alphas else DEFAULT_ALPHAS
     cfg = MeasureConfig(seeds=tuple(args.seeds), n=args.n, max_u=args.max_u,
                         opt=not args.no_opt)
@@ -93,38 +104,43 @@ def run_ratios(args: argparse.Namespace) -> int:
     man = write_report(args.out, alphas=alphas, config=cfg, measured=not args.theory_only,
                        convergence=not args.no_convergence, command=command,
                        progress=not args.json)
-    doc = {"out": str(args.out), "files": man["files"], "rows": man["rows"],
-           "convergence": man["convergence"]}
+    doc = {"out": str(args.out), "seeds": list(args.seeds), "files": man["files"],
+           "rows": man["rows"], "convergence": man["convergence"]}
     emit(args, doc, table_markdown(man["rows"]) + f"\nwrote {len(man['files']) + 1} files "
-         f"to {args.out}")
+         f"to {args.out} (seeds {' '.join(map(str, args.seeds))})")
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
     """Run the counterexample search and write the worst instance."""
-    from kvopt.report.search import SearchSpace, search
+    from kvopt.report.search import SearchSpace, check_search, search
 
-    for name in ("n", "memory", "prompt", "output"):
-        lo, hi = getattr(args, name)
-        if lo > hi or lo < (1 if name in ("n", "memory", "output") else 0):
-            raise InvalidInstanceError(name, f"bad range {lo}..{hi}")
+    check_output_file(args.out, "--out")
     space = SearchSpace(n=tuple(args.n), memory=tuple(args.memory), prompt=tuple(args.prompt),
                         output=tuple(args.output), max_arrival=args.max_arrival,
                         same_prompt=args.same_prompt,
                         interval=None if args.interval is None else tuple(args.interval))
+    try:
+        check_search(args.policy, space)
+    except UsageError as exc:
+        flag = "POLICY" if exc.field == "policy" else "--" + exc.field.replace("_", "-")
+        raise UsageError(flag, exc.reason) from None
     res = search(args.policy, space=space, restarts=args.restarts, steps=args.steps,
                  seeds=args.seeds, rng_seed=args.rng_seed, solver=args.solver,
                  time_limit=args.time_limit, progress=not args.json)
     if res.instance is None:
-        emit(args, {"ok": False, "policy": args.policy}, "no instance with a proven optimum")
+        emit(args, {"ok": False, "policy": args.policy, "rng_seed": args.rng_seed},
+             f"no instance with a proven optimum (rng seed {args.rng_seed})")
         return 1
     res.instance.save(args.out)
     doc = {"policy": res.policy, "ratio": res.ratio, "tel": res.tel, "opt": res.opt,
            "evaluations": res.evaluations, "skipped": res.skipped, "out": str(args.out),
+           "rng_seed": args.rng_seed, "seeds": list(args.seeds),
            "space": space.to_dict(), "instance": res.instance.to_dict()}
     inst = res.instance
     emit(args, doc, f"worst TEL({res.policy})/OPT = {res.ratio:.4f} (TEL {res.tel:g}, OPT "
-         f"{res.opt:g}) after {res.evaluations} evaluations\nM = {inst.memory}, arrival = "
+         f"{res.opt:g}) after {res.evaluations} evaluations (rng seed {args.rng_seed}, policy "
+         f"seeds {' '.join(map(str, args.seeds))})\nM = {inst.memory}, arrival = "
          f"{inst.arrival.tolist()}, prompt = {inst.prompt.tolist()}, output = "
          f"{inst.output.tolist()}\nwrote {args.out}")
     return 0

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from kvopt.cli.common import add_instance_argument, add_json_argument, emit, read_instance
+from kvopt.cli.common import (
+    DEFAULT_SEED,
+    add_instance_argument,
+    add_json_argument,
+    check_input_file,
+    check_output_file,
+    emit,
+    read_instance,
+)
+from kvopt.core.errors import UsageError
 
 
 def _parse_value(text: str) -> Any:
@@ -20,9 +28,9 @@ def _parse_value(text: str) -> Any:
 def _options(pairs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for p in pairs:
-        if "=" not in p:
-            raise argparse.ArgumentTypeError(f"--option needs KEY=VALUE, got {p!r}")
-        k, v = p.split("=", 1)
+        k, sep, v = p.partition("=")
+        if not sep or not k:
+            raise UsageError("--option", f"expected KEY=VALUE, got {p!r}")
         out[k.replace("-", "_")] = _parse_value(v)
     return out
 
@@ -41,7 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--step-time", default="unit", type=step_time_arg, metavar="MODEL",
                    help="batch duration model: a name from `kvopt steptime list` or a "
                         "fitted-model JSON file from `kvopt steptime fit` (default: unit)")
-    p.add_argument("--seed", type=int, default=None, help="seed for ties, clearing and noise")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"seed for ties, clearing and noise (default {DEFAULT_SEED}; printed "
+                   "with the results: same seed, same output)")
     p.add_argument("--noise", default=None, metavar="KIND:VALUE",
                    help="prediction noise, e.g. uniform:0.5 (seed 001), interval:0.5 or "
                         "buckets:100 (seed 000); default: the instance's predictions")
@@ -51,59 +61,98 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="schedule JSON to replay (with --policy replay)")
     p.add_argument("--schedule-out", metavar="FILE", default=None,
                    help="write the simulated schedule (JSON, atomically)")
+    p.add_argument("--requests-out", metavar="FILE.csv", default=None,
+                   help="write one CSV row per request: arrival, prompt, output, first_start, "
+                   "start, completion, latency, ttft, evictions (instance time unit; *_s "
+                   "wall-clock columns with a step-time model on a slotted instance)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_argument(p)
     p.set_defaults(func=run_simulate)
 
 
+_NOISE_KEYS = {"uniform": "eps", "interval": "x", "buckets": "width"}
+
+
 def _noise(spec: str | None) -> Any:
-    if spec is None:
-        return None
-    if spec == "exact":
-        return "exact"
+    """``--noise KIND:VALUE`` as a noise-model dict (``None``: the instance's predictions)."""
+    if spec is None or spec == "exact":
+        return spec
     kind, _, val = spec.partition(":")
-    key = {"uniform": "eps", "interval": "x", "buckets": "width"}.get(kind)
+    key = _NOISE_KEYS.get(kind)
     if key is None or not val:
-        raise ValueError(f"--noise must be uniform:EPS, interval:X, buckets:WIDTH or exact, "
+        raise UsageError("--noise", f"expected uniform:EPS, interval:X, buckets:WIDTH or exact, "
                          f"got {spec!r}")
-    return {"kind": kind, key: float(val) if kind != "buckets" else int(val)}
+    try:
+        num: float | int = int(val) if kind == "buckets" else float(val)
+    except ValueError:
+        raise UsageError("--noise", f"{kind} needs a {'whole ' if kind == 'buckets' else ''}"
+                         f"number after the colon, got {val!r}") from None
+    if not num >= 0 or (kind == "buckets" and num < 1) or num == float("inf"):
+        raise UsageError("--noise", f"{kind} value must be "
+                         f"{'>= 1' if kind == 'buckets' else 'finite and >= 0'}, got {val}")
+    return {"kind": kind, key: num}
+
+
+def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
+                            opts: dict[str, Any]) -> None:
+    """Every policy argument, checked before the run, with errors naming the CLI flag."""
+    from kvopt.sim import check_policy
+
+    try:
+        check_policy(inst, args.policy, predictions=noise, **opts)
+    except UsageError as exc:
+        if exc.field == "predictions":
+            raise UsageError("--policy", f"{args.policy} needs interval predictions and "
+                             f"{args.instance} has none (no pred_lower/pred_upper): give "
+                             "--noise interval:X or buckets:WIDTH, or an instance with "
+                             "predictions") from None
+        if exc.field == "policy":
+            raise UsageError("--policy", exc.reason) from None
+        raise UsageError(f"--option {exc.field}", exc.reason) from None
 
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Run the simulation and print the metrics."""
-    from kvopt.core.errors import InvalidInstanceError
+    from kvopt.core.io import write_csv
+    from kvopt.core.metrics import request_table
     from kvopt.core.schedule import load_schedule
     from kvopt.sim import LivelockError, SimulationError, simulate
 
+    opts = _options(args.option)
+    noise = _noise(args.noise)
+    if args.policy == "replay" and args.replay is None:
+        raise UsageError("--replay", "--policy replay needs --replay SCHEDULE")
+    if args.policy != "replay" and args.replay is not None:
+        raise UsageError("--replay", "only with --policy replay")
+    check_input_file(args.replay, "--replay")
+    check_output_file(args.schedule_out, "--schedule-out")
+    check_output_file(args.requests_out, "--requests-out")
     inst = read_instance(args)
-    try:
-        opts = _options(args.option)
-        noise = _noise(args.noise)
-    except (argparse.ArgumentTypeError, ValueError) as exc:
-        print(f"kvopt simulate: error: {exc}", file=sys.stderr)
-        return 2
-    if args.policy == "replay":
-        if args.replay is None:
-            print("kvopt simulate: error: --policy replay needs --replay SCHEDULE",
-                  file=sys.stderr)
-            return 2
-        opts["schedule"] = load_schedule(args.replay)
+    if args.replay is not None:
+        sched = load_schedule(args.replay)
+        if sched.instance_sha256 != inst.sha256():
+            raise UsageError("--replay", f"{args.replay} is a schedule of another instance "
+                             f"(sha256 {sched.instance_sha256[:12]}, {args.instance} has "
+                             f"{inst.sha256()[:12]})")
+        opts["schedule"] = sched
+    _check_policy_arguments(args, inst, noise, opts)
     progress = not args.json and not args.no_progress and inst.n >= 20000
     try:
         res = simulate(inst, args.policy, step_time=args.step_time, seed=args.seed,
                        predictions=noise, progress=progress, **opts)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInstanceError("--option", str(exc)) from exc
     except LivelockError as exc:
-        emit(args, {"policy": args.policy, "ok": False, "error": "livelock", "message": str(exc)},
-             f"livelock: {exc}")
+        emit(args, {"policy": args.policy, "seed": args.seed, "ok": False, "error": "livelock",
+                    "message": str(exc)}, f"livelock (seed {args.seed}): {exc}")
         return 1
     except SimulationError as exc:
-        emit(args, {"policy": args.policy, "ok": False, "error": "simulation",
-                    "message": str(exc)}, f"simulation failed: {exc}")
+        emit(args, {"policy": args.policy, "seed": args.seed, "ok": False,
+                    "error": "simulation", "message": str(exc)},
+             f"simulation failed (seed {args.seed}): {exc}")
         return 1
     if args.schedule_out:
         res.schedule.save(args.schedule_out)
+    if args.requests_out:
+        write_csv(args.requests_out, request_table(inst, res.schedule))
     m = res.metrics
     doc = {"policy": res.policy, "step_time": res.step_time, "seed": res.seed, "ok": True,
            "instance": inst.name, **m.to_dict(),
@@ -111,7 +160,7 @@ def run_simulate(args: argparse.Namespace) -> int:
            "wall_seconds": res.stats.get("wall_seconds")}
     unit = m.unit
     text = (f"{res.policy} on {inst.name or 'instance'} (n={inst.n}, M={inst.memory}, "
-            f"step time {res.step_time})\n"
+            f"step time {res.step_time}, seed {res.seed})\n"
             f"  total latency {m.total_latency:.6g} {unit}, mean {m.mean_latency:.6g}, "
             f"p99 {m.p99_latency:.6g}\n"
             f"  TTFT mean {m.ttft_mean:.6g}, TPOT mean {m.tpot_mean:.6g}, makespan "

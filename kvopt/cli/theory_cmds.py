@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from kvopt.cli.common import add_json_argument, emit
-from kvopt.core.errors import InvalidInstanceError
+from kvopt.cli.common import add_json_argument, emit, float_in, int_at_least
+from kvopt.core.errors import UsageError
 from kvopt.theory import ratios as rt
 from kvopt.theory.values import POLICIES, ratio_values
 
@@ -24,32 +24,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("policy", choices=POLICIES, metavar="POLICY",
                    help="one of " + ", ".join(POLICIES))
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--alpha", type=float, default=None, help="prediction accuracy l/u in (0, 1]")
-    g.add_argument("--u", type=int, default=None, help="upper end of the length interval")
-    p.add_argument("--l", type=int, default=None,
+    g.add_argument("--alpha", type=float_in(0, 1, lo_open=True), default=None,
+                   help="prediction accuracy l/u in (0, 1]")
+    g.add_argument("--u", type=int_at_least(1), default=None,
+                   help="upper end of the length interval")
+    p.add_argument("--l", type=int_at_least(1), default=None,
                    help="lower end of the length interval (default 1 with --u; with --alpha "
                    "the smallest integers l/u = alpha)")
-    p.add_argument("--s", type=float, default=0.0, help="prompt size s (amin only; 0)")
-    p.add_argument("--memory", type=int, default=None, help="M (mcsf's sqrt(M)/28 bound)")
+    p.add_argument("--s", type=float_in(0), default=0.0, help="prompt size s (amin only; 0)")
+    p.add_argument("--memory", type=int_at_least(1), default=None,
+                   help="M (mcsf's sqrt(M)/28 bound)")
     add_json_argument(p)
     p.set_defaults(func=run_ratio)
 
 
 def _interval(args: argparse.Namespace) -> tuple[int, int, float]:
+    """``(l, u, alpha)`` from ``--alpha``/``--u``/``--l`` (ranges already checked by argparse)."""
     alpha = 0.1 if args.alpha is None else float(args.alpha)
-    if args.u is None and not (0.0 < alpha <= 1.0):
-        raise InvalidInstanceError("alpha", f"must be in (0, 1], got {alpha}")
     if args.l is None and args.u is None:
         l, u = rt.alpha_to_lu(alpha)
         return l, u, alpha
     l = 1 if args.l is None else int(args.l)
-    if l < 1:
-        raise InvalidInstanceError("l", f"must be >= 1, got {l}")
-    if args.s < 0:
-        raise InvalidInstanceError("s", f"must be >= 0, got {args.s}")
     if args.u is not None:
         if args.u < l:
-            raise InvalidInstanceError("u", f"must be >= l = {l}, got {args.u}")
+            raise UsageError("--u", f"must be >= --l = {l}, got {args.u}")
         return l, int(args.u), l / args.u
     return l, max(l, round(l / alpha)), alpha
 
@@ -57,8 +55,6 @@ def _interval(args: argparse.Namespace) -> tuple[int, int, float]:
 def run_ratio(args: argparse.Namespace) -> int:
     """Print the theory values of one policy."""
     l, u, alpha = _interval(args)
-    if args.memory is not None and args.memory < 1:
-        raise InvalidInstanceError("memory", f"must be >= 1, got {args.memory}")
     doc = ratio_values(args.policy, l=l, u=u, alpha=alpha, s=args.s, memory=args.memory)
     lines = [f"{args.policy}: alpha = {alpha:.6g} (l = {l}, u = {u}, s = {args.s:g}); "
              f"benchmark {doc['benchmark']}",

@@ -13,9 +13,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 
 SeedLike = int | np.random.Generator | None
+
+
+def _check(name: str, value: object, lo: float, *, integer: bool = True) -> None:
+    """A generator parameter (``None`` = drawn) must be a number ``>= lo`` (``UsageError``)."""
+    if value is None:
+        return
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not value >= lo:
+        what = "an integer" if integer else "a number"
+        raise UsageError(name, f"must be {what} >= {lo:g}, got {value!r}")
+
+
+def _check_range(name: str, rng_: tuple[float, float], lo: float) -> None:
+    if len(rng_) != 2 or not lo <= rng_[0] <= rng_[1]:
+        raise UsageError(name, f"must be (MIN, MAX) with {lo:g} <= MIN <= MAX, got {rng_!r}")
 
 
 def _rng(seed: SeedLike) -> np.random.Generator:
@@ -57,6 +73,13 @@ def model1(
     >>> model1(7).sha256() == inst.sha256()
     True
     """
+    _check("n", n, 1)
+    _check("memory", memory, 2)
+    _check_range("n_range", n_range, 1)
+    _check_range("memory_range", memory_range, 2)
+    _check_range("prompt_range", prompt_range, 0)
+    if prompt_range[1] >= (memory_range[0] if memory is None else memory):
+        raise UsageError("prompt_range", "the largest prompt must be below the memory")
     rng = _rng(seed)
     M = int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
     n_ = int(rng.integers(n_range[0], n_range[1] + 1)) if n is None else n
@@ -88,6 +111,17 @@ def model2(
     >>> int(inst.arrival.min()) >= 1
     True
     """
+    _check("horizon", horizon, 1)
+    _check("rate", rate, 0, integer=False)
+    if rate is not None and not rate > 0:
+        raise UsageError("rate", f"must be > 0, got {rate!r}")
+    _check("memory", memory, 2)
+    _check_range("horizon_range", horizon_range, 1)
+    _check_range("rate_range", rate_range, 0)
+    _check_range("memory_range", memory_range, 2)
+    _check_range("prompt_range", prompt_range, 0)
+    if prompt_range[1] >= (memory_range[0] if memory is None else memory):
+        raise UsageError("prompt_range", "the largest prompt must be below the memory")
     rng = _rng(seed)
     M = int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
     T = int(rng.integers(horizon_range[0], horizon_range[1] + 1)) if horizon is None else horizon
@@ -119,6 +153,10 @@ def random_small(
     >>> random_small(0).n <= 6
     True
     """
+    _check("max_arrival", max_arrival, 0)
+    _check_range("n_range", n_range, 1)
+    _check_range("memory_range", memory_range, 2)
+    _check_range("prompt_range", prompt_range, 0)
     rng = _rng(seed)
     M = int(rng.integers(memory_range[0], memory_range[1] + 1))
     n = int(rng.integers(n_range[0], n_range[1] + 1))

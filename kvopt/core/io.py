@@ -41,3 +41,25 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def write_json(path: str | os.PathLike[str], doc: Any) -> None:
     """Write ``doc`` as indented JSON, atomically."""
     atomic_write_text(path, json.dumps(doc, indent=1) + "\n")
+
+
+def write_csv(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
+    """Write equal-length ``columns`` (name -> sequence) as a CSV file with a header, atomically.
+
+    Floats are written with ``repr`` precision (``12.0``, ``0.1``), integers as integers.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> write_csv(p, {"a": [1, 2], "b": [0.5, 1.0]})
+    >>> p.read_text()
+    'a,b\\n1,0.5\\n2,1.0\\n'
+    """
+    import numpy as np
+
+    names = list(columns)
+    cols = [np.asarray(columns[k]).tolist() for k in names]
+    lines = [",".join(names)]
+    lines += [",".join(str(v) for v in row) for row in zip(*cols, strict=True)]
+    atomic_write_text(path, "\n".join(lines) + "\n")

@@ -12,6 +12,7 @@ for trace instances, and ``None`` when there is no clock (unit slots).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -155,3 +156,47 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
         feasible=feasible,
         **({} if sec is None else {f"{k}_s": v for k, v in sec.items()}),
     )
+
+
+def request_table(instance: Instance, schedule: Schedule) -> dict[str, NDArray[np.float64]]:
+    """Per-request outcomes of ``schedule``: one array per column, in request order.
+
+    Columns ``request, arrival, prompt, output, first_start, start, completion, latency,
+    ttft, evictions``; times are in the instance's unit (slots or seconds). ``first_start``
+    is the start of the first run, ``start`` of the completed run (they differ for evicted
+    requests); ``ttft`` is from the arrival to the end of the first run's first slot (the
+    convention of :class:`Metrics`). With a clock (a slotted instance simulated with real step
+    times) the wall-clock ``start_s, completion_s, latency_s, ttft_s`` are added.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> inst = Instance(memory=10, arrival=[0, 1], prompt=[1, 1], output=[4, 2])
+    >>> t = request_table(inst, Schedule.from_starts(inst, [0, 2]))
+    >>> t["latency"].tolist(), t["ttft"].tolist(), t["evictions"].tolist()
+    ([4.0, 3.0], [1.0, 2.0], [0, 0])
+    """
+    first = schedule.first_start(instance)
+    final = schedule.final_start(instance)
+    done = schedule.completion(instance)
+    evicted = ~schedule.run_completed
+    ev = np.bincount(schedule.run_request[evicted], minlength=instance.n)[: instance.n]
+    arr = instance.arrival
+    cols: dict[str, NDArray[Any]] = {
+        "request": np.arange(instance.n), "arrival": arr, "prompt": instance.prompt,
+        "output": instance.output}
+    if instance.is_slotted:
+        cols.update(first_start=first, start=final, completion=done,
+                    latency=(done - arr).astype(np.float64),
+                    ttft=(first + 1 - arr).astype(np.float64))
+        if schedule.times is not None:
+            at = schedule.time_of
+            t_arr = at(arr)
+            cols.update(start_s=at(final), completion_s=at(done), latency_s=at(done) - t_arr,
+                        ttft_s=at(first + 1) - t_arr)
+    else:
+        at = schedule.time_of
+        cols.update(first_start=at(first), start=at(final), completion=at(done),
+                    latency=at(done) - arr, ttft=at(first + 1) - arr)
+    cols["evictions"] = ev
+    return cols

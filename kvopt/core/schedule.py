@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from kvopt.core.errors import InvalidInstanceError
+from kvopt.core.errors import InvalidScheduleError
 
 if TYPE_CHECKING:
     from kvopt.core.instance import Instance
@@ -90,7 +90,7 @@ class Schedule:
         r = self.run_request.shape[0]
         for key in ("run_start", "run_length", "run_completed"):
             if getattr(self, key).shape[0] != r:
-                raise InvalidInstanceError(
+                raise InvalidScheduleError(
                     key, f"has length {getattr(self, key).shape[0]} but run_request has {r}"
                 )
 
@@ -220,27 +220,37 @@ class Schedule:
     def from_dict(cls, doc: Any) -> Schedule:
         """Parse a ``kvopt.schedule`` v1 document (field errors name the field)."""
         if not isinstance(doc, dict):
-            raise InvalidInstanceError("<root>", "a schedule must be a JSON object")
+            raise InvalidScheduleError("<root>", "a schedule must be a JSON object")
         if doc.get("schema") != SCHEMA:
-            raise InvalidInstanceError("schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}")
+            raise InvalidScheduleError("schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}")
         if doc.get("schema_version") != SCHEMA_VERSION:
-            raise InvalidInstanceError(
+            raise InvalidScheduleError(
                 "schema_version", f"unsupported version {doc.get('schema_version')!r}"
             )
         runs = doc.get("runs")
         if not isinstance(runs, dict):
-            raise InvalidInstanceError("runs", "missing or not an object")
+            raise InvalidScheduleError("runs", "missing or not an object")
         arrays = {}
         for key in ("request", "start", "length", "completed"):
             if not isinstance(runs.get(key), list):
-                raise InvalidInstanceError(f"runs.{key}", "missing or not a list")
+                raise InvalidScheduleError(f"runs.{key}", "missing or not a list")
             arrays[key] = runs[key]
         for key in ("request", "start", "length"):
             for j, v in enumerate(arrays[key]):
                 if isinstance(v, bool) or not isinstance(v, int):
-                    raise InvalidInstanceError(f"runs.{key}[{j}]", f"must be an integer, got {v!r}")
+                    raise InvalidScheduleError(f"runs.{key}[{j}]", f"must be an integer, got {v!r}")
         if not isinstance(doc.get("instance_sha256"), str):
-            raise InvalidInstanceError("instance_sha256", "missing")
+            raise InvalidScheduleError("instance_sha256", "missing")
+        times = doc.get("times")
+        if times is not None and not (isinstance(times, list) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in times)):
+            raise InvalidScheduleError("times", "must be a list of numbers")
+        claimed = doc.get("claimed_objective")
+        if claimed is not None and (isinstance(claimed, bool)
+                                    or not isinstance(claimed, (int, float))):
+            raise InvalidScheduleError("claimed_objective", f"must be a number, got {claimed!r}")
+        if not isinstance(doc.get("meta", {}), dict):
+            raise InvalidScheduleError("meta", "must be an object")
         return cls(
             run_request=arrays["request"],
             run_start=arrays["start"],
@@ -270,7 +280,7 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
     try:
         doc = json.loads(p.read_text())
     except OSError as exc:
-        raise InvalidInstanceError("path", f"cannot read {p}: {exc.strerror or exc}") from exc
+        raise InvalidScheduleError("path", f"cannot read {p}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
-        raise InvalidInstanceError("path", f"{p} is not valid JSON: {exc}") from exc
+        raise InvalidScheduleError("path", f"{p} is not valid JSON: {exc}") from exc
     return Schedule.from_dict(doc)

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.report.measure import RANDOMIZED, opt_tel, policy_tel
 
-__all__ = ["SearchResult", "SearchSpace", "search"]
+__all__ = ["SearchResult", "SearchSpace", "check_search", "search"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,34 @@ class SearchSpace:
     max_arrival: int = 0
     same_prompt: bool = False
     interval: tuple[int, int] | None = None
+
+    def check(self) -> None:
+        """Raise :class:`~kvopt.core.errors.UsageError` naming the attribute if the space is
+        malformed or holds no instance (the search would otherwise loop forever).
+
+        Examples
+        --------
+        >>> SearchSpace().check()
+        >>> SearchSpace(memory=(2, 3), prompt=(2, 2), output=(2, 4)).check()
+        Traceback (most recent call last):
+        kvopt.core.errors.UsageError: invalid memory: no request fits: the smallest request \
+needs 4 tokens (prompt 2 + output 2) but memory is at most 3
+        """
+        least = {"n": 1, "memory": 1, "prompt": 0, "output": 1}
+        for name, lo_min in least.items():
+            lo, hi = getattr(self, name)
+            if lo < lo_min or lo > hi:
+                raise UsageError(name, f"need {lo_min} <= MIN <= MAX, got {lo} {hi}")
+        if self.max_arrival < 0:
+            raise UsageError("max_arrival", f"must be >= 0, got {self.max_arrival}")
+        if self.interval is not None and not 1 <= self.interval[0] <= self.interval[1]:
+            raise UsageError("interval", f"need 1 <= L <= U, got {self.interval[0]} "
+                             f"{self.interval[1]}")
+        o_min = self.output[0] if self.interval is None else self.interval[0]
+        if self.prompt[0] + o_min > self.memory[1]:
+            raise UsageError("memory", f"no request fits: the smallest request needs "
+                             f"{self.prompt[0] + o_min} tokens (prompt {self.prompt[0]} + "
+                             f"output {o_min}) but memory is at most {self.memory[1]}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -147,6 +176,41 @@ def _instance(space: SearchSpace, state: tuple[int, np.ndarray, np.ndarray, np.n
         kw = {"pred_lower": np.full(s.size, space.interval[0]),
               "pred_upper": np.full(s.size, space.interval[1])}
     return Instance(memory=M, arrival=a, prompt=s, output=o, name=name, **kw)
+
+
+def check_search(policy: str, space: SearchSpace) -> None:
+    """Check the arguments of :func:`search` before it runs: the space
+    (:meth:`SearchSpace.check`), the policy name and the predictions it needs. Raises
+    :class:`~kvopt.core.errors.UsageError` naming ``policy``, ``interval`` or the space field.
+
+    Examples
+    --------
+    >>> check_search("amin", SearchSpace())
+    >>> check_search("amax", SearchSpace())
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid interval: amax needs interval predictions: give \
+every request the interval [l, u]
+    """
+    from kvopt.sim import POLICIES, check_policy
+
+    space.check()
+    name, opts = ("amin", {"ties": "redraw"}) if policy == "amin/redraw" else (policy, {})
+    lo = space.output[0] if space.interval is None else space.interval[0]
+    kw: dict[str, Any] = {}
+    if space.interval is not None:
+        kw = {"pred_lower": [space.interval[0]], "pred_upper": [space.interval[1]]}
+    probe = Instance(memory=space.memory[1], arrival=np.zeros(1, dtype=np.int64),
+                     prompt=np.array([space.prompt[0]]), output=np.array([lo]), **kw)
+    try:
+        check_policy(probe, name, **opts)
+    except UsageError as exc:
+        if exc.field == "predictions":
+            raise UsageError("interval", f"{policy} needs interval predictions: give every "
+                             "request the interval [l, u]") from None
+        if exc.field == "policy":
+            raise UsageError("policy", f"unknown policy {policy!r}; choose from "
+                             f"{', '.join([*sorted(POLICIES), 'amin/redraw'])}") from None
+        raise
 
 
 def search(policy: str, *, space: SearchSpace | None = None, restarts: int = 10,

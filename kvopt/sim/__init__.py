@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.metrics import Metrics, compute_metrics
 from kvopt.core.schedule import Schedule
@@ -43,6 +44,7 @@ from kvopt.sim.policies import (
     Policy,
     PolicyInfo,
     policy_info,
+    policy_options,
     register_policy,
 )
 from kvopt.sim.predictions import Predictions, resolve_predictions
@@ -63,7 +65,9 @@ __all__ = [
     "SimResult",
     "SimState",
     "SimulationError",
+    "check_policy",
     "get_step_time",
+    "policy_options",
     "register_policy",
     "simulate",
 ]
@@ -101,7 +105,8 @@ def make_policy(instance: Instance, policy: str | Callable[..., Any] | Policy,
         try:
             factory = POLICIES[policy]
         except KeyError:
-            raise ValueError(f"unknown policy {policy!r}; choose from {sorted(POLICIES)}") from None
+            raise UsageError("policy", f"unknown policy {policy!r}; choose from "
+                             f"{sorted(POLICIES)}") from None
         return factory(instance, predictions, **options)
     if hasattr(policy, "decide"):
         return policy
@@ -110,12 +115,44 @@ def make_policy(instance: Instance, policy: str | Callable[..., Any] | Policy,
     raise TypeError(f"policy must be a name, a policy object or a function, got {policy!r}")
 
 
+def check_policy(instance: Instance, policy: str, *, predictions: Any = None,
+                 **options: Any) -> None:
+    """Check the arguments of ``simulate(instance, policy, predictions=..., **options)``
+    without running anything: the policy name, every option name (against
+    :func:`~kvopt.sim.policies.policy_options`), the option values and the predictions the
+    policy needs. Raises :class:`~kvopt.core.errors.UsageError` naming the argument (the
+    option's name, ``"policy"`` or ``"predictions"``).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> check_policy(inst, "alpha-protection", alpha=0.1)
+    >>> check_policy(inst, "amax")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid predictions: amax needs upper-bound predictions, \
+and the instance has none (no pred_lower/pred_upper) and no prediction model was given
+    >>> check_policy(inst, "mcsf", bogus=1)
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid bogus: not an option of mcsf (it takes margin, \
+order, overflow, overrun, promote, raise_on_evict, ties)
+    """
+    accepted = policy_options(policy)  # raises UsageError("policy", ...) for unknown names
+    if accepted is not None:
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            takes = ", ".join(sorted(accepted)) or "no options"
+            raise UsageError(unknown[0], f"not an option of {policy} (it takes {takes})")
+    preds = resolve_predictions(instance, predictions, np.random.default_rng(0))
+    make_policy(instance, policy, preds, **options)
+
+
 def simulate(
     instance: Instance,
     policy: str | Callable[..., Any] | Policy,
     *,
     step_time: str | StepTimeModel = "unit",
-    seed: int | None = None,
+    seed: int | None = 0,
     predictions: Any = None,
     progress: bool = False,
     validate: bool = True,
@@ -136,6 +173,7 @@ def simulate(
         A :data:`STEP_TIME_MODELS` name or a model object (default ``"unit"``).
     seed
         Seeds random tie-breaks, beta-clearing and prediction noise (independent streams).
+        Default 0: the same call gives the same result; ``None`` draws fresh OS entropy.
     predictions
         ``None`` (the instance's), ``"exact"``, an array of point predictions, a
         :class:`Predictions`, or a noise model dict (see

@@ -54,6 +54,7 @@ same decision point.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
@@ -68,6 +70,35 @@ from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.predictions import Predictions, buckets
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _number(name: str, value: Any, lo: float, hi: float, *, lo_open: bool = False,
+            hi_open: bool = False) -> float:
+    """``value`` as a float in the interval ``lo .. hi``, else a :class:`UsageError` naming it.
+
+    Examples
+    --------
+    >>> _number("alpha", 0.5, 0.0, 1.0, hi_open=True)
+    0.5
+    >>> _number("alpha", "x", 0.0, 1.0)
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid alpha: must be a number in [0, 1], got 'x'
+    """
+    span = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+    if not ok:
+        raise UsageError(name, f"must be a number in {span}, got {value!r}")
+    return float(value)
+
+
+def _count(name: str, value: Any, lo: int = 1) -> int:
+    """``value`` as an integer ``>= lo``, else a :class:`UsageError` naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise UsageError(name, f"must be an integer >= {lo}, got {value!r}")
+    return int(value)
 
 
 def arrival_rank(arrival: NDArray[Any]) -> NDArray[np.int64]:
@@ -163,15 +194,15 @@ class FutureMemoryPolicy(Policy):
         if extra:
             raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
         if order not in ("pred", "arrival", "fifo"):
-            raise ValueError(f"order must be pred/arrival/fifo, got {order!r}")
+            raise UsageError("order", f"must be pred, arrival or fifo, got {order!r}")
         if ties not in ("arrival", "random", "redraw"):
-            raise ValueError(f"ties must be 'arrival', 'random' or 'redraw', got {ties!r}")
+            raise UsageError("ties", f"must be arrival, random or redraw, got {ties!r}")
         if overrun not in ("next-step", "finished"):
-            raise ValueError(f"overrun must be 'next-step' or 'finished', got {overrun!r}")
+            raise UsageError("overrun", f"must be next-step or finished, got {overrun!r}")
         if overflow not in ("clear-all", "evict-smallest", "error"):
-            raise ValueError(f"unknown overflow rule {overflow!r}")
-        if not 0 <= margin < 1:
-            raise ValueError(f"margin must be in [0, 1), got {margin}")
+            raise UsageError("overflow", f"must be clear-all, evict-smallest or error, got "
+                             f"{overflow!r}")
+        margin = _number("margin", margin, 0.0, 1.0, hi_open=True)
         self.name = name
         self.pred0 = np.asarray(pred, dtype=np.int64)
         self.order, self.ties, self.margin = order, ties, float(margin)
@@ -361,13 +392,11 @@ class GreedyPolicy(Policy):
         if extra:
             raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
         if order not in ("arrival", "length"):
-            raise ValueError(f"order must be 'arrival' or 'length', got {order!r}")
+            raise UsageError("order", f"must be arrival or length, got {order!r}")
         if overflow not in ("preempt", "clear-all", "beta"):
-            raise ValueError(f"unknown overflow rule {overflow!r}")
-        if not 0 <= alpha < 1:
-            raise ValueError(f"alpha must be in [0, 1), got {alpha}")
-        if overflow == "beta" and not 0 < beta <= 1:
-            raise ValueError(f"beta must be in (0, 1], got {beta}")
+            raise UsageError("overflow", f"must be preempt, clear-all or beta, got {overflow!r}")
+        alpha = _number("alpha", alpha, 0.0, 1.0, hi_open=True)
+        beta = _number("beta", beta, 0.0, 1.0, lo_open=True)
         self.name, self.order, self.alpha = name, order, float(alpha)
         self.overflow, self.beta, self.stall = overflow, float(beta), bool(stall)
         self.options = {"order": order, "alpha": alpha, "overflow": overflow, "beta": beta,
@@ -526,8 +555,8 @@ class FunctionPolicy(Policy):
 # ------------------------------------------------------------------------- registry
 def _need(arr: NDArray[np.int64] | None, what: str, policy: str) -> NDArray[np.int64]:
     if arr is None:
-        raise ValueError(f"{policy} needs {what} predictions: give the instance pred_lower/"
-                         f"pred_upper or pass predictions={{'kind': 'interval', 'x': ...}}")
+        raise UsageError("predictions", f"{policy} needs {what} predictions, and the instance "
+                         "has none (no pred_lower/pred_upper) and no prediction model was given")
     return np.asarray(arr, dtype=np.int64)
 
 
@@ -554,7 +583,7 @@ def _amax(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
 def _amin(inst: Instance, pr: Predictions, *, lower: int | None = None, **kw: Any) -> Policy:
     kw.setdefault("ties", "random")
     if lower is not None:
-        pred = np.full(inst.n, int(lower), dtype=np.int64)
+        pred = np.full(inst.n, _count("lower", lower), dtype=np.int64)
     elif pr.lower is not None:
         pred = pr.lower
     else:
@@ -564,13 +593,17 @@ def _amin(inst: Instance, pr: Predictions, *, lower: int | None = None, **kw: An
 
 def _amin_multi(inst: Instance, pr: Predictions, *, width: int = 100, **kw: Any) -> Policy:
     kw.setdefault("ties", "random")
-    lo, _ = buckets(inst.output, width)
+    lo, _ = buckets(inst.output, _count("width", width))
     return FutureMemoryPolicy("amin-multi", lo, overflow="evict-smallest", raise_on_evict=True,
                               **kw)
 
 
 def _a_l(inst: Instance, pr: Predictions, *, ell: int | None = None, u: int | None = None,
          **kw: Any) -> Policy:
+    if ell is not None:
+        ell = _count("ell", ell)
+    if u is not None:
+        u = _count("u", u, 1 if ell is None else ell)
     if ell is None:
         ell = int(_need(pr.lower, "lower-bound", "a-l").min()) if pr.lower is not None else int(
             inst.output.min())
@@ -606,7 +639,7 @@ def _alpha_beta(inst: Instance, pr: Predictions, *, alpha: float = 0.2, beta: fl
 def _replay(inst: Instance, pr: Predictions, *, schedule: Schedule | None = None,
             **kw: Any) -> Policy:
     if schedule is None:
-        raise ValueError("replay needs schedule=<Schedule>")
+        raise UsageError("schedule", "replay needs the schedule to replay")
     if kw:
         raise TypeError(f"replay: unknown option(s) {sorted(kw)}")
     return ReplayPolicy(schedule)
@@ -628,6 +661,59 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "alpha-beta-clearing": _alpha_beta,
     "replay": _replay,
 }
+
+
+#: For each registry factory: the constructor its extra ``**options`` go to, and the keywords
+#: of that constructor the factory sets itself (so they are not user options).
+_FORWARDS: dict[str, tuple[Callable[..., Policy] | None, tuple[str, ...]]] = {
+    "mcsf": (FutureMemoryPolicy, ()),
+    "mc-benchmark": (FutureMemoryPolicy, ("order",)),
+    "hsf": (FutureMemoryPolicy, ()),
+    "amax": (FutureMemoryPolicy, ()),
+    "amin": (FutureMemoryPolicy, ("overflow", "raise_on_evict")),
+    "amin-multi": (FutureMemoryPolicy, ("overflow", "raise_on_evict")),
+    "a-l": (FutureMemoryPolicy, ("order", "promote", "overflow")),
+    "mcsf-margin": (FutureMemoryPolicy, ("margin",)),
+    "fcfs": (GreedyPolicy, ()),
+    "sjf": (GreedyPolicy, ("order",)),
+    "alpha-protection": (GreedyPolicy, ("alpha", "overflow")),
+    "alpha-beta-clearing": (GreedyPolicy, ("alpha", "overflow", "beta")),
+    "replay": (None, ()),
+}
+
+
+def _keywords(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
+    """Keyword-only parameters of ``fn`` with defaults, and whether it takes ``**kwargs``."""
+    params = inspect.signature(fn).parameters.values()
+    kw = {p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY}
+    return kw, any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def policy_options(name: str) -> dict[str, Any] | None:
+    """The options policy ``name`` accepts (``simulate(..., **options)``), with defaults.
+
+    ``None`` for a policy registered with a factory taking ``**kwargs`` that kvopt cannot
+    see through (every option is then passed on unchecked).
+
+    Examples
+    --------
+    >>> sorted(policy_options("alpha-protection"))
+    ['alpha', 'beta', 'order', 'stall']
+    >>> policy_options("amin")["lower"] is None
+    True
+    """
+    if name not in POLICIES:
+        raise UsageError("policy", f"unknown policy {name!r}; choose from {sorted(POLICIES)}")
+    factory = POLICIES[name]
+    own, var = _keywords(factory)
+    if not var:
+        return own
+    if name not in _FORWARDS or _FORWARDS[name][0] is None:
+        return None if name not in _FORWARDS else own
+    target, fixed = _FORWARDS[name]
+    assert target is not None
+    forwarded, _ = _keywords(target)
+    return {**{k: v for k, v in forwarded.items() if k not in fixed}, **own}
 
 
 @dataclass(frozen=True)

@@ -60,19 +60,22 @@ def test_given(capsys):
 
 
 @pytest.mark.parametrize("argv,field", [
-    (["srpt", "--load", "1.2", "--sizes", "exp:1"], "`load`"),
-    (["srpt", "--sizes", "exp:1"], "`load`"),
-    (["srpt", "--load", "0.5", "--sizes", "exp:zero"], "`sizes`"),
-    (["srpt", "--load", "0.5"], "`sizes`"),
-    (["trail", "--load", "0.5", "--sizes", "exp:1"], "`C`"),
-    (["trail", "--load", "0.5", "--sizes", "exp:1", "--C", "-1"], "`C`"),
-    (["lifo", "--load", "0.5", "--sizes", "exp:1"], "`policy`"),
-    (["srpt", "--load", "0.5", "--sizes", "exp:1", "--predictions", "gauss"], "`predictions`"),
-    (["srpt", "--load", "0.5", "--sizes", "exp:1", "--simulate", "10"], "`n`"),
-    ([], "`policy`"),
+    (["srpt", "--load", "1.2", "--sizes", "exp:1"], "--load"),
+    (["srpt", "--sizes", "exp:1"], "--load"),
+    (["srpt", "--load", "0.5", "--sizes", "exp:zero"], "--sizes"),
+    (["srpt", "--load", "0.5"], "--sizes"),
+    (["trail", "--load", "0.5", "--sizes", "exp:1"], "--C"),
+    (["trail", "--load", "0.5", "--sizes", "exp:1", "--C", "-1"], "--C"),
+    (["lifo", "--load", "0.5", "--sizes", "exp:1"], "POLICY"),
+    (["srpt", "--load", "0.5", "--sizes", "exp:1", "--predictions", "gauss"], "--predictions"),
+    (["srpt", "--load", "0.5", "--sizes", "exp:1", "--simulate", "10"], "--simulate"),
+    ([], "POLICY"),
 ])
 def test_bad_input_exit_2(argv, field, capsys):
-    code, out, err = _run(argv, capsys)
+    from kvopt.cli.main import main
+
+    code = main(["queueing", *argv])
+    out, err = capsys.readouterr()
     assert code == 2
     assert field in err and out == ""
 
@@ -101,6 +104,7 @@ def test_per_size(capsys):
 
     ref = classical_given_size("srpt", 0.5, parse_sizes("exp:1"), [0.5, 2.0])
     assert [d["mean_response"] for d in doc["per_size"]] == pytest.approx(list(ref), rel=1e-7)
-    code, out, err = _run(["srpt", "--load", "0.5", "--sizes", "exp:1", "--per-size", "a"],
-                          capsys)
-    assert code == 2 and "`per-size`" in err
+    from kvopt.cli.main import main
+
+    code = main(["queueing", "srpt", "--load", "0.5", "--sizes", "exp:1", "--per-size", "a"])
+    assert code == 2 and "--per-size" in capsys.readouterr().err

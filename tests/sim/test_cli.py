@@ -38,3 +38,33 @@ def test_simulate_trace_a100(capsys):
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["unit"] == "second" and doc["feasible"]
+
+
+def test_simulate_default_seed_is_fixed_and_printed(capsys):
+    """A randomized policy without --seed: the same output every run, seed in text and JSON."""
+    argv = ["simulate", "instances/adversarial/worst-amin.json", "--policy", "amin"]
+    outs = []
+    for _ in range(3):
+        assert main(argv) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2]
+    assert "seed 0" in outs[0]
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seed"] == 0
+
+
+def test_requests_out_csv(tmp_path, capsys):
+    import csv
+
+    out = tmp_path / "r.csv"
+    assert main(["simulate", "instances/adversarial/worst-amin.json", "--policy", "amin",
+                 "--requests-out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == doc["n"]
+    assert sum(float(r["latency"]) for r in rows) == doc["total_latency"]
+    assert sum(int(r["evictions"]) for r in rows) == doc["evictions"]
+    for r in rows:
+        assert float(r["completion"]) - float(r["arrival"]) == float(r["latency"])
+        assert int(r["start"]) >= int(r["first_start"]) >= int(r["arrival"])
+        assert 1 <= float(r["ttft"]) <= float(r["latency"])

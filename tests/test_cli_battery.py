@@ -1,0 +1,233 @@
+"""Bad-argument battery: every ``kvopt`` sub-command, fed user mistakes, must answer with one
+message naming the argument, exit 2, no traceback, and no file written; with ``--json`` stdout
+is one JSON error object.
+
+The table :data:`BATTERY` is keyed by sub-command path (``"report search"``). A sub-command
+registered in :mod:`kvopt.cli.main` without an entry here fails
+:func:`test_every_subcommand_has_cases`: adding a command means adding its bad arguments.
+
+Placeholders in the argument lists: ``{out}`` is an empty folder that must stay empty (the
+place a command would write to), ``{fx}`` a folder of fixture files (``afile``: a plain
+file; ``bad-schedule.json``, ``notjson.json``, ``bad-instance.json``, ``other-schedule.json``:
+a valid schedule of another instance).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvopt.cli.main import build_parser, main
+
+A2 = "instances/tiny/a2-example.json"
+EX1 = "instances/tiny/seed000-example1.json"
+CSV = "instances/traces/azure_code_2023.csv"
+
+#: sub-command -> [(argv after the sub-command, text the error message must contain)]
+BATTERY: dict[str, list[tuple[list[str], str]]] = {
+    "validate": [
+        (["missing.json"], "path"),
+        (["{fx}/bad-instance.json"], "requests.output[0]"),
+        ([A2, "{fx}/bad-schedule.json"], "runs"),
+        ([A2, "{fx}/notjson.json"], "path"),
+        ([A2, "--memory", "0"], "--memory"),
+    ],
+    "info": [
+        (["missing.json"], "path"),
+        ([CSV, "--memory", "-5"], "--memory"),
+        ([A2, "--bogus"], "--bogus"),
+    ],
+    "solve": [
+        ([A2, "--solver", "highs", "--formulation", "cp"], "--formulation"),
+        ([A2, "--solver", "nope"], "--solver"),
+        ([A2, "--threads", "0"], "--threads"),
+        ([A2, "--schedule-out", "{out}"], "--schedule-out"),
+        ([A2, "--schedule-out", "{fx}/afile/s.json"], "--schedule-out"),
+    ],
+    "bound": [
+        ([A2, "--first", "0"], "--first"),
+        ([A2, "--lp", "bogus"], "--lp"),
+        ([A2, "--slot-seconds", "-1"], "--slot-seconds"),
+        ([A2, "--solve", "0"], "--solve"),
+        ([A2, "--iterations", "0"], "--iterations"),
+    ],
+    "solvers": [
+        (["--bogus"], "--bogus"),
+    ],
+    "simulate": [
+        ([A2, "--policy", "mc-sf"], "--policy"),
+        ([A2, "--policy", "amax"], "--noise"),
+        ([A2, "--policy", "mcsf", "--option", "bogus=1"], "--option bogus"),
+        ([A2, "--policy", "alpha-protection", "--option", "alpha=x"], "--option alpha"),
+        ([A2, "--policy", "alpha-protection", "--option", "alpha=1.5"], "--option alpha"),
+        ([A2, "--policy", "mcsf", "--option", "noequals"], "--option"),
+        ([A2, "--policy", "amin", "--option", "lower=0"], "--option lower"),
+        ([A2, "--policy", "mcsf", "--noise", "gauss:1"], "--noise"),
+        ([A2, "--policy", "mcsf", "--noise", "uniform:x"], "--noise"),
+        ([A2, "--policy", "replay"], "--replay"),
+        ([A2, "--policy", "mcsf", "--replay", "{fx}/other-schedule.json"], "--replay"),
+        ([A2, "--policy", "replay", "--replay", "{fx}/other-schedule.json"], "--replay"),
+        ([A2, "--policy", "replay", "--replay", "{fx}/bad-schedule.json"], "runs"),
+        ([A2, "--policy", "mcsf", "--schedule-out", "{out}"], "--schedule-out"),
+        ([A2, "--policy", "mcsf", "--requests-out", "{fx}/afile/r.csv"], "--requests-out"),
+        ([A2, "--policy", "mcsf", "--step-time", "bogus"], "--step-time"),
+        ([A2, "--policy", "mcsf", "--seed", "x"], "--seed"),
+    ],
+    "ratio": [
+        (["amin", "--alpha", "0.25", "--s", "-1"], "--s"),
+        (["amin", "--alpha", "0"], "--alpha"),
+        (["amin", "--u", "0"], "--u"),
+        (["amax", "--u", "3", "--l", "5"], "--u"),
+        (["mcsf", "--memory", "0"], "--memory"),
+        (["nope"], "POLICY"),
+    ],
+    "report ratios": [
+        (["--out", "{fx}/afile"], "--out"),
+        (["--out", "{out}/r", "--n", "5"], "--n"),
+        (["--out", "{out}/r", "--alphas", "2"], "--alphas"),
+        (["--out", "{out}/r", "--max-u", "0"], "--max-u"),
+    ],
+    "report search": [
+        (["mc-sf", "--out", "{out}/x.json"], "POLICY"),
+        (["amax", "--out", "{out}/x.json"], "--interval"),
+        (["mcsf", "--out", "{out}"], "--out"),
+        (["mcsf", "--out", "{out}/x.json", "--n", "5", "2"], "--n"),
+        (["mcsf", "--out", "{out}/x.json", "--memory", "1", "2", "--output", "4", "5"],
+         "--memory"),
+        (["amin", "--out", "{out}/x.json", "--interval", "3", "2"], "--interval"),
+        (["mcsf", "--out", "{out}/x.json", "--solver", "nope"], "--solver"),
+        (["mcsf", "--out", "{out}/x.json", "--time-limit", "-1"], "--time-limit"),
+        (["mcsf", "--out", "{out}/x.json", "--restarts", "0"], "--restarts"),
+    ],
+    "queueing": [
+        (["srpt", "--load", "1.2", "--sizes", "exp:1"], "--load"),
+        (["srpt", "--sizes", "exp:1"], "--load"),
+        (["srpt", "--load", "0.5", "--sizes", "exp:zero"], "--sizes"),
+        (["trail", "--load", "0.5", "--sizes", "exp:1"], "--C"),
+        (["lifo", "--load", "0.5", "--sizes", "exp:1"], "POLICY"),
+        (["srpt", "--load", "0.5", "--sizes", "exp:1", "--predictions", "gauss"],
+         "--predictions"),
+        (["srpt", "--load", "0.5", "--sizes", "exp:1", "--simulate", "10"], "--simulate"),
+        (["srpt", "--load", "0.5", "--sizes", "exp:1", "--given", "1"], "--given"),
+        (["trail-printed", "--C", "1", "--load", "0.5", "--sizes", "exp:1", "--simulate",
+          "1000"], "POLICY"),
+        (["--plot-fig8", "{out}"], "--plot-fig8"),
+        (["--plot-fig8", "{out}/f.png", "--lams", "1.5"], "--lams"),
+        (["--errata", "{fx}/afile/e.md"], "--errata"),
+    ],
+    "sweep": [
+        (["--policies", "mc-sf", "--out", "{out}/sw"], "--policies"),
+        (["--param", "bogus=3", "--out", "{out}/sw"], "--param"),
+        (["--param", "n=-3", "--out", "{out}/sw"], "--param n"),
+        (["--param", "n=x", "--out", "{out}/sw"], "--param"),
+        (["--policies", "amax", "--out", "{out}/sw"], "--policies"),
+        (["--seeds", "a", "--out", "{out}/sw"], "--seeds"),
+        (["--seeds", "5:2", "--out", "{out}/sw"], "--seeds"),
+        (["--out", "{fx}/afile"], "--out"),
+        (["--workers", "-1", "--out", "{out}/sw"], "--workers"),
+        (["--solver", "nope", "--out", "{out}/sw"], "--solver"),
+        (["--time-limit", "0", "--out", "{out}/sw"], "--time-limit"),
+    ],
+}
+
+
+def _subcommands(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
+    """Leaf sub-command paths of ``parser`` (``"report search"``, ``"solve"``, ...)."""
+    out: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                path = f"{prefix} {name}".strip()
+                out += _subcommands(sub, path) or [path]
+    return out
+
+
+def test_every_subcommand_has_cases():
+    commands = _subcommands(build_parser())
+    missing = [c for c in commands if not BATTERY.get(c)]
+    assert not missing, f"add bad-argument cases to tests/test_cli_battery.py for {missing}"
+    stale = sorted(set(BATTERY) - set(commands))
+    assert not stale, f"battery cases for commands that do not exist: {stale}"
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory):
+    from kvopt import Schedule, load_instance
+
+    fx = tmp_path_factory.mktemp("fixtures")
+    (fx / "afile").write_text("x\n")
+    (fx / "notjson.json").write_text("{not json\n")
+    (fx / "bad-schedule.json").write_text(json.dumps(
+        {"schema": "kvopt.schedule", "schema_version": 1, "instance_sha256": "0" * 64}))
+    (fx / "bad-instance.json").write_text(json.dumps(
+        {"schema": "kvopt.instance", "schema_version": 1, "memory": 4,
+         "requests": {"arrival": [0], "prompt": [3], "output": [2]}}))
+    ex1 = load_instance(EX1)
+    Schedule.from_starts(ex1, [0] * ex1.n).save(fx / "other-schedule.json")
+    return fx
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+CASES = [(cmd, argv, needle) for cmd, cases in BATTERY.items() for argv, needle in cases]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("cmd,argv,needle", CASES,
+                         ids=[f"{c}:{' '.join(a)}"[:80] for c, a, _ in CASES])
+def test_bad_argument(cmd, argv, needle, as_json, fixtures, tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    before = _listing(fixtures)
+    full = [*cmd.split(), *(a.format(out=out_dir, fx=fixtures) for a in argv)]
+    if as_json:
+        full.append("--json")
+    code = main(full)
+    cap = capsys.readouterr()
+    assert code == 2, (full, cap.err)
+    assert "Traceback" not in cap.err
+    assert needle in cap.err, (full, cap.err)
+    lines = cap.err.strip().splitlines()
+    assert len(lines) <= 2 and sum("error:" in x for x in lines) == 1, cap.err  # one message
+    if as_json:
+        doc = json.loads(cap.out)  # exactly one JSON document
+        assert doc["ok"] is False and needle in doc["message"]
+    else:
+        assert cap.out == ""
+    assert _listing(out_dir) == [], "a rejected command wrote files"
+    assert _listing(fixtures) == before
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["ratio", "amin", "--alpha", "0.25", "--s", "-1"], "--s"),
+    (["solve", A2, "--solver", "highs", "--formulation", "cp"], "--formulation"),
+    (["report", "search", "amax", "--out", "{out}/x.json"], "--interval"),
+    (["sweep", "--policies", "mc-sf", "--out", "{out}/sw"], "--policies"),
+])
+def test_bad_argument_subprocess(argv, needle, tmp_path):
+    """The real console: exit status 2 and stderr without a traceback."""
+    full = [a.format(out=tmp_path) for a in argv]
+    r = subprocess.run([sys.executable, "-m", "kvopt", *full], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == ""
+    assert _listing(tmp_path) == []
+
+
+def test_validate_json_error_object(fixtures):
+    r = subprocess.run([sys.executable, "-m", "kvopt", "validate",
+                        str(fixtures / "bad-instance.json"), "--json"],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 2
+    doc = json.loads(r.stdout)
+    assert doc == {"ok": False, "error": "instance", "field": "requests.output[0]",
+                   "message": doc["message"]}
+    assert "requests.output[0]" in doc["message"]
