@@ -17,5 +17,5 @@ def test_amin_redraw_ties_is_a_valid_option_and_deterministic():
 
 def test_unknown_ties_rejected():
     inst = Instance(memory=10, arrival=[0], prompt=[1], output=[2])
-    with pytest.raises(ValueError, match="ties must be"):
+    with pytest.raises(ValueError, match="ties: must be"):
         simulate(inst, "amin", ties="sometimes")
