@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvopt.core.errors import InvalidInstanceError
+from kvopt.core.slo import SLO_ARRAYS, GoodputRule, SLOSpec
 
 SCHEMA = "kvopt.instance"
 SCHEMA_VERSION = 1
@@ -44,6 +45,7 @@ _REQUIRED_ARRAYS = ("arrival", "prompt", "output")
 _OPTIONAL_ARRAYS = ("pred_lower", "pred_upper", "pred_point")
 _TOP_LEVEL = {
     "schema", "schema_version", "memory", "requests", "time_unit", "name", "source", "expected",
+    "max_batch", "goodput",
 }
 
 
@@ -125,6 +127,13 @@ class Instance:
         ``"step"`` (slots of unit length) or ``"second"`` (real arrival times).
     name, source, expected
         Free metadata; ``expected`` holds known results such as ``{"opt_total_latency": 17}``.
+    slo_kind, ttft_slo, tbt_slo, deadline, group, stage, value
+        Optional per-request SLOs (``None`` entries, or NaN, where not applicable); see
+        :mod:`kvopt.core.slo` for their meaning and :attr:`slo` for the validated view.
+    max_batch
+        Optional batch-size limit ``B`` (concurrent running requests), beside ``M``.
+    goodput
+        Optional :class:`kvopt.core.slo.GoodputRule` (or its dict) for goodput metrics.
 
     Examples
     --------
@@ -148,6 +157,15 @@ class Instance:
     name: str | None = None
     source: str | None = None
     expected: dict[str, Any] = field(default_factory=dict)
+    slo_kind: Any = None
+    ttft_slo: Any = None
+    tbt_slo: Any = None
+    deadline: Any = None
+    group: Any = None
+    stage: Any = None
+    value: Any = None
+    max_batch: int | None = None
+    goodput: Any = None
 
     def __post_init__(self) -> None:
         memory = self.memory
@@ -224,6 +242,34 @@ class Instance:
         for key, arr in preds.items():
             set_(self, key, _readonly(arr))
         set_(self, "expected", dict(self.expected))
+        self._init_slo(n)
+
+    def _init_slo(self, n: int) -> None:
+        set_ = object.__setattr__
+        b = self.max_batch
+        if b is not None:
+            if isinstance(b, bool) or not isinstance(b, (int, np.integer, float)) or (
+                    isinstance(b, float) and (not math.isfinite(b) or b != int(b))) or b < 1:
+                raise InvalidInstanceError("max_batch", f"must be a positive integer, got {b!r}")
+            set_(self, "max_batch", int(b))
+        rule = self.goodput
+        if rule is None:
+            rule = GoodputRule()
+        elif isinstance(rule, dict):
+            rule = GoodputRule.from_dict(rule)
+        elif not isinstance(rule, GoodputRule):
+            raise InvalidInstanceError("goodput", "must be a JSON object")
+        set_(self, "goodput", rule)
+        arrays = {k: getattr(self, k) for k in SLO_ARRAYS}
+        spec = None
+        if any(v is not None for v in arrays.values()):
+            spec = SLOSpec.from_arrays(n, arrays)
+            for k, v in (("slo_kind", np.array([str(x) for x in spec.to_arrays()["slo_kind"]])),
+                         ("ttft_slo", spec.ttft), ("tbt_slo", spec.tbt),
+                         ("deadline", spec.deadline), ("group", spec.group),
+                         ("stage", spec.stage), ("value", spec.value)):
+                set_(self, k, _readonly(v) if k in spec.given else None)
+        set_(self, "_slo", spec)
 
     # ------------------------------------------------------------------ views
     @property
@@ -235,6 +281,16 @@ class Instance:
     def peak(self) -> NDArray[np.int64]:
         """Peak memory ``s + o`` of each request."""
         return self.prompt + self.output
+
+    @property
+    def slo(self) -> SLOSpec | None:
+        """Validated SLO arrays (:class:`kvopt.core.slo.SLOSpec`), ``None`` without SLOs."""
+        return self._slo  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def has_slo(self) -> bool:
+        """True when the instance carries per-request SLOs."""
+        return self.slo is not None
 
     @property
     def is_slotted(self) -> bool:
@@ -255,16 +311,19 @@ class Instance:
     def sha256(self) -> str:
         """Hash of the scheduling content (memory, time unit, arrival, prompt, output).
 
-        Names, predictions and ``expected`` are not part of the hash, so a schedule stays
-        bound to its instance when only metadata or predictions change.
+        Names, predictions, SLOs and ``expected`` are not part of the hash, so a schedule
+        stays bound to its instance when only metadata or predictions change. ``max_batch``
+        constrains schedules and is hashed when set.
         """
-        content = {
+        content: dict[str, Any] = {
             "memory": self.memory,
             "time_unit": self.time_unit,
             "arrival": self.arrival.tolist(),
             "prompt": self.prompt.tolist(),
             "output": self.output.tolist(),
         }
+        if self.max_batch is not None:
+            content["max_batch"] = self.max_batch
         blob = json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()
 
@@ -287,7 +346,9 @@ class Instance:
             for k in (*_REQUIRED_ARRAYS, *_OPTIONAL_ARRAYS)
         }
         fields.update(memory=self.memory, time_unit=self.time_unit, name=self.name,
-                      source=self.source)
+                      source=self.source, max_batch=self.max_batch, goodput=self.goodput)
+        if self.slo is not None:
+            fields.update(self.slo.take(idx))
         fields.update(changes)
         return Instance(**fields)
 
@@ -298,12 +359,18 @@ class Instance:
         for k in _OPTIONAL_ARRAYS:
             if getattr(self, k) is not None:
                 requests[k] = getattr(self, k).tolist()
+        if self.slo is not None:
+            requests.update(self.slo.to_arrays())
         doc: dict[str, Any] = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION}
         if self.name is not None:
             doc["name"] = self.name
         if self.source is not None:
             doc["source"] = self.source
         doc["memory"] = self.memory
+        if self.max_batch is not None:
+            doc["max_batch"] = self.max_batch
+        if self.goodput != GoodputRule():
+            doc["goodput"] = self.goodput.to_dict()
         if self.time_unit != "step":
             doc["time_unit"] = self.time_unit
         doc["requests"] = requests
@@ -348,7 +415,7 @@ class Instance:
                 raise InvalidInstanceError(f"requests.{key}", "missing")
             if not isinstance(req[key], list):
                 raise InvalidInstanceError(f"requests.{key}", "must be a list")
-        unknown = sorted(set(req) - set(_REQUIRED_ARRAYS) - set(_OPTIONAL_ARRAYS))
+        unknown = sorted(set(req) - set(_REQUIRED_ARRAYS) - set(_OPTIONAL_ARRAYS) - set(SLO_ARRAYS))
         if unknown:
             raise InvalidInstanceError(f"requests.{unknown[0]}", "unknown per-request field")
         for key in ("name", "source"):
@@ -366,6 +433,9 @@ class Instance:
             name=doc.get("name"),
             source=doc.get("source"),
             expected=doc.get("expected", {}),
+            max_batch=doc.get("max_batch"),
+            goodput=doc.get("goodput"),
+            **{k: req.get(k) for k in SLO_ARRAYS},
         )
 
     def save(self, path: str | os.PathLike[str]) -> None:

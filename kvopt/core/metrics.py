@@ -1,4 +1,6 @@
-"""Metrics of a validated schedule: TEL, latency percentiles, TTFT, TPOT, makespan, memory.
+"""Metrics of a validated schedule: TEL, latency percentiles, TTFT, TPOT, makespan, memory,
+and for instances with SLOs token goodput, request goodput and SLO attainment per kind
+(:mod:`kvopt.core.slo`).
 
 One name, one unit. The unsuffixed time fields (``total_latency``, ``mean_latency``, ...,
 ``makespan``) are in the instance's own unit, ``Metrics.unit``: slots for ``time_unit="step"``
@@ -19,6 +21,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
+from kvopt.core.slo import evaluate_goodput
 from kvopt.core.validate import check_schedule, memory_profile
 
 
@@ -52,6 +55,10 @@ class Metrics:
     ttft_mean_s: float | None = None
     tpot_mean_s: float | None = None
     makespan_s: float | None = None
+    token_goodput: float | None = None
+    request_goodput: int | None = None
+    slo_attainment: dict[str, float] | None = None
+    goodput_rule: str | None = None
 
     @property
     def has_clock(self) -> bool:
@@ -147,6 +154,12 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
            ) if clock else None
     mem = memory_profile(instance.prompt[schedule.run_request], schedule.run_start,
                          schedule.run_length)
+    good = None
+    if instance.slo is not None:
+        good = evaluate_goodput(instance.slo, instance.goodput, instance.arrival,
+                                instance.prompt, instance.output,
+                                schedule.final_start(instance),
+                                None if instance.is_slotted else schedule.times)
     return Metrics(
         n=instance.n,
         unit="step" if instance.is_slotted else "second",
@@ -155,6 +168,10 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
         evictions=schedule.num_evictions,
         feasible=feasible,
         **({} if sec is None else {f"{k}_s": v for k, v in sec.items()}),
+        token_goodput=None if good is None else good.token_goodput,
+        request_goodput=None if good is None else good.request_goodput,
+        slo_attainment=None if good is None else good.attainment,
+        goodput_rule=None if good is None else good.rule,
     )
 
 

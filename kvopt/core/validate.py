@@ -3,7 +3,9 @@
 :func:`check_schedule` trusts nothing a producer says: it recomputes the memory
 profile from the runs (vectorized difference arrays), checks arrivals, run
 lengths, overlaps and the capacity ``M`` at every slot, and recomputes the
-objective (total end-to-end latency). Every problem becomes a :class:`Violation`.
+objective (total end-to-end latency). With a batch limit (``instance.max_batch``) it counts the
+running requests at every slot; with SLOs (:mod:`kvopt.core.slo`) it recomputes every
+request's SLO satisfaction and the goodput. Every problem becomes a :class:`Violation`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from numpy.typing import NDArray
 from kvopt.core.errors import InfeasibleScheduleError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
+from kvopt.core.slo import GoodputReport, evaluate_goodput
 
 #: Violation kinds reported by :func:`check_schedule`.
 VIOLATION_KINDS = (
@@ -27,8 +30,10 @@ VIOLATION_KINDS = (
     "run_length",         # completing run length != o, or evicted run length >= o
     "overlap",            # two runs of one request overlap, or a run follows completion
     "memory",             # memory above M at a slot (amount = excess tokens)
+    "batch",              # more than max_batch requests running at a slot (amount = excess)
     "times",              # times array too short, non-finite or decreasing
     "objective",          # claimed objective differs from the recomputed one
+    "goodput",            # claimed goodput (meta["claimed_goodput"]) differs from the recomputed
 )
 OBJ_RTOL = 1e-9
 TIME_ATOL = 1e-9
@@ -65,11 +70,15 @@ class FeasibilityReport:
         ``time_unit="second"`` instances. ``None`` if the schedule is too broken to compute it.
     peak_memory
         Maximum of the recomputed memory profile.
+    goodput
+        Recomputed SLO satisfaction and goodput (:class:`kvopt.core.slo.GoodputReport`) when
+        the instance carries SLOs and every request completes once; else ``None``.
     """
 
     violations: list[Violation] = field(default_factory=list)
     objective: float | None = None
     peak_memory: int = 0
+    goodput: GoodputReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -87,12 +96,18 @@ class FeasibilityReport:
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
-        return {"ok": self.ok, "objective": self.objective, "peak_memory": self.peak_memory,
-                "violations": [v.to_dict() for v in self.violations]}
+        doc: dict[str, object] = {"ok": self.ok, "objective": self.objective,
+                                  "peak_memory": self.peak_memory}
+        if self.goodput is not None:
+            doc.update(self.goodput.to_dict())
+        doc["violations"] = [v.to_dict() for v in self.violations]
+        return doc
 
     def __str__(self) -> str:
         if self.ok:
-            return f"feasible; total latency {self.objective}; peak memory {self.peak_memory}"
+            extra = "" if self.goodput is None else f"; goodput {self.goodput.token_goodput:g}"
+            return (f"feasible; total latency {self.objective}; peak memory {self.peak_memory}"
+                    f"{extra}")
         head = f"{len(self.violations)} violation(s):"
         lines = [f"  {v.kind}: {v.message}" for v in self.violations[:20]]
         if len(self.violations) > 20:
@@ -251,6 +266,19 @@ def check_schedule(
                            f"... memory exceeded at {over.size - 50} more slots"))
     peak = int(mem.max()) if mem.size else 0
 
+    # batch limit: runs active at tau = k+1 .. k+L
+    if instance.max_batch is not None and st.size:
+        live = ln > 0
+        cnt = np.zeros(H + 2, dtype=np.int64)
+        np.add.at(cnt, st[live] + 1, 1)
+        np.add.at(cnt, st[live] + ln[live] + 1, -1)
+        running = np.cumsum(cnt)[: H + 1]
+        over_b = np.flatnonzero(running > instance.max_batch)
+        for tau in over_b[:50]:
+            v.append(Violation("batch", int(tau), None, float(running[tau] - instance.max_batch),
+                               f"{running[tau]} requests running > max_batch = "
+                               f"{instance.max_batch} at slot {tau}"))
+
     # objective
     objective: float | None = None
     if not (ncomp != 1).any():
@@ -265,7 +293,20 @@ def check_schedule(
         if claimed is not None and not np.isclose(claimed, objective, rtol=rtol, atol=1e-9):
             v.append(Violation("objective", None, None, float(claimed - objective),
                                f"claimed objective {claimed} but recomputed {objective}"))
-    return FeasibilityReport(v, objective, peak)
+    # goodput (SLO satisfaction recomputed from the completing runs)
+    goodput: GoodputReport | None = None
+    if instance.slo is not None and not (ncomp != 1).any():
+        fs = schedule.final_start(instance)
+        goodput = evaluate_goodput(instance.slo, instance.goodput, instance.arrival,
+                                   instance.prompt, instance.output, fs,
+                                   None if instance.is_slotted else times)
+        claimed_g = schedule.meta.get("claimed_goodput")
+        if claimed_g is not None and not np.isclose(float(claimed_g), goodput.token_goodput,
+                                                    rtol=rtol, atol=1e-9):
+            v.append(Violation("goodput", None, None, float(claimed_g) - goodput.token_goodput,
+                               f"claimed goodput {claimed_g} but recomputed "
+                               f"{goodput.token_goodput}"))
+    return FeasibilityReport(v, objective, peak, goodput)
 
 
 def assert_feasible(instance: Instance, schedule: Schedule) -> FeasibilityReport:

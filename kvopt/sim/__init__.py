@@ -156,6 +156,7 @@ def simulate(
     predictions: Any = None,
     progress: bool = False,
     validate: bool = True,
+    max_batch: int | None = None,
     **policy_options: Any,
 ) -> SimResult:
     """Simulate ``policy`` on ``instance``.
@@ -183,6 +184,9 @@ def simulate(
     validate
         Check the schedule with the independent validator (raises
         :class:`kvopt.InfeasibleScheduleError` if it fails - an engine bug).
+    max_batch
+        Batch-size limit ``B`` (concurrent requests) beside ``M``; default the instance's
+        ``max_batch`` (unlimited if unset).
     **policy_options
         Passed to the policy factory (e.g. ``alpha=0.2``, ``beta=0.1``, ``ties="random"``,
         ``schedule=`` for ``"replay"``).
@@ -214,7 +218,7 @@ def simulate(
             "step_time": getattr(model, "name", "custom"), "seed": seed,
             "predictions": preds.label}
     res = run_engine(instance, pol, model, np.random.default_rng(pol_ss), progress=progress,
-                     source=f"sim:{name}", meta=meta)
+                     source=f"sim:{name}", meta=meta, max_batch=max_batch)
     sched = res.schedule
     if validate:
         check_schedule(instance, sched).raise_if_invalid()

@@ -178,6 +178,8 @@ class SimState:
         Current decision point and its wall time.
     s, o, a, M, n
         Prompt sizes, true output lengths, arrivals, capacity, count.
+    B
+        Batch-size limit (most concurrent running requests; ``n`` when unlimited).
     start
         Start of the current run (``-1`` if not running).
     done, is_waiting
@@ -188,10 +190,12 @@ class SimState:
         The run's ``numpy.random.Generator`` (seeded by ``simulate(seed=...)``).
     """
 
-    def __init__(self, instance: Instance, rng: np.random.Generator) -> None:
+    def __init__(self, instance: Instance, rng: np.random.Generator,
+                 max_batch: int | None = None) -> None:
         self.instance = instance
         self.n = instance.n
         self.M = int(instance.memory)
+        self.B = self.n if max_batch is None else int(max_batch)
         self.s = instance.prompt
         self.o = instance.output
         self.a = instance.arrival
@@ -266,6 +270,7 @@ def run_engine(
     max_decisions: int | None = None,
     source: str = "sim",
     meta: dict[str, Any] | None = None,
+    max_batch: int | None = None,
 ) -> EngineResult:
     """Run ``policy`` on ``instance``; see the module docstring for the model.
 
@@ -282,6 +287,9 @@ def run_engine(
         Random generator handed to the policy through the state.
     max_decisions
         Safety budget of decision points (default ``20 * (n + sum o) + 1000``).
+    max_batch
+        Batch-size limit ``B`` (default ``instance.max_batch``, unlimited if unset): a
+        decision that leaves more than ``B`` requests running is a :class:`PolicyError`.
 
     Returns
     -------
@@ -289,7 +297,9 @@ def run_engine(
         The (unvalidated) schedule and counters.
     """
     t_wall = _time.perf_counter()
-    st = SimState(instance, rng)
+    if max_batch is None:
+        max_batch = instance.max_batch
+    st = SimState(instance, rng, max_batch)
     n, s, o, a, M = st.n, st.s, st.o, st.a, st.M
     slotted = instance.is_slotted
     unit = isinstance(step_time, UnitStepTime)
@@ -400,6 +410,9 @@ def run_engine(
         nxt = st.C + cnt * (t + 1)
         if nxt > M:
             raise PolicyError(f"{source}: memory {nxt} > M = {M} at slot {t + 1}")
+        if cnt > st.B:
+            raise PolicyError(f"{source}: {cnt} requests running > max_batch = {st.B} "
+                              f"at slot {t + 1}")
         # 4. next decision point
         cands = []
         if cnt:

@@ -319,7 +319,8 @@ class FutureMemoryPolicy(Policy):
             base = self.profile.window(t, self.H)
             d = self.profile.d(self.H)
             q, pstart = self.q, self.pstart
-            while len(queue):
+            room = st.B - run.shape[0]  # batch-size limit
+            while len(queue) and len(admitted) < room:
                 i = queue.peek()
                 qi = int(q[i])
                 # a candidate larger than the checked capacity (1 - margin) M is admitted
@@ -459,7 +460,8 @@ class GreedyPolicy(Policy):
         admitted: list[int] = []
         queue = self.queue
         thr = self.threshold
-        while len(queue):
+        room = st.B - run.shape[0] + ev.shape[0]  # batch-size limit
+        while len(queue) and len(admitted) < room:
             i = queue.peek()
             need = int(s[i]) + 1
             if used + need > thr and (admitted or used > 0):

@@ -70,7 +70,8 @@ def test_each_violation_kind(schedule, kind, match):
 def test_violation_kinds_are_all_tested():
     # the parametrized cases above cover every kind the validator can report
     covered = {"memory", "before_arrival", "not_completed", "multiple_completions", "run_length",
-               "overlap", "objective", "bad_run", "times", "instance_mismatch"}
+               "overlap", "objective", "bad_run", "times", "instance_mismatch",
+               "batch", "goodput"}  # (the last two: tests/core/test_slo.py)
     assert covered == set(VIOLATION_KINDS)
 
 
