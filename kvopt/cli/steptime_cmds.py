@@ -29,3 +29,167 @@ def step_time_arg(value: str) -> Any:
         return get_step_time(value)
     except UsageError as exc:
         raise argparse.ArgumentTypeError(exc.reason) from None
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``steptime`` with ``list``, ``validate``, ``fit`` and ``profile``."""
+    from kvopt.cli.common import add_json_argument
+
+    p = sub.add_parser("steptime", help="step-time models vs real GPU measurements: list, "
+                                        "validate, fit, profile")
+    ss = p.add_subparsers(dest="steptime_command", metavar="ACTION")
+    ss.required = True
+
+    ls = ss.add_parser("list", help="the step-time models --step-time accepts")
+    add_json_argument(ls)
+    ls.set_defaults(func=run_list)
+
+    v = ss.add_parser(
+        "validate", help="predicted vs measured step times for every shipped measurement set",
+        description="Per measurement set, setup, model and kind (prefill, decode, mixed, "
+        "prefill-batch): median and worst relative error of the shipped models; with --fit "
+        "also of k-fold cross-validated fits (every row predicted by a model fitted without "
+        "it). --out writes validate.json, validate.md and pred_vs_measured.png.")
+    v.add_argument("--set", action="append", default=None, metavar="NAME",
+                   help="measurement set (repeatable; default all)")
+    v.add_argument("--fit", action="store_true", help="also fit and report held-out errors")
+    v.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    v.add_argument("--seed", type=int, default=0, help="fold assignment seed (default 0)")
+    v.add_argument("--out", default=None, metavar="DIR", help="write the report files here")
+    add_json_argument(v)
+    v.set_defaults(func=run_validate)
+
+    f = ss.add_parser(
+        "fit", help="fit a model's free constants to your measured steps (CSV)",
+        description="Least squares (relative error) of the base model's free constants "
+        "(profiled: overhead, profile_scale, bw_eff, mfu, c_seq; roofline: t0, c_seq, mfu, "
+        "bw_eff) on a seeded split of the rows; prints the error on the held-out rows. CSV "
+        "columns: prefill, decode (or batch), kv, ms (or ms_median); optional prefill_sq, "
+        "kind, steps. --out saves the fitted model (JSON) for --step-time.")
+    f.add_argument("measurements", metavar="MEASUREMENTS", help="CSV of measured steps")
+    f.add_argument("--base", required=True, type=step_time_arg, metavar="MODEL",
+                   help="model whose constants are fitted (e.g. h100-llama2-70b-tp4)")
+    f.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
+                   help="keep only rows with this value (repeatable), e.g. model=llama-2-7b")
+    f.add_argument("--interconnect", default=None,
+                   choices=["auto", "nvswitch", "pairwise", "none"],
+                   help="profiled base: all-reduce table (none: one measured shard)")
+    f.add_argument("--holdout", type=float, default=0.25,
+                   help="fraction of each kind's rows held out (default 0.25)")
+    f.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
+    f.add_argument("--out", default=None, metavar="FILE.json", help="save the fitted model")
+    add_json_argument(f)
+    f.set_defaults(func=run_fit)
+
+    pr = ss.add_parser(
+        "profile", help="time Llama-shaped forward passes on your GPU (needs PyTorch + CUDA)",
+        description="Random-weight Llama-2-shaped forward passes (one tensor-parallel shard, "
+        "no all-reduce) captured in CUDA graphs over a grid of prefill / decode / mixed "
+        "batches; writes the CSV `kvopt steptime fit` reads. Needs `pip install kvopt[gpu]`.")
+    pr.add_argument("--model", default="llama-2-7b", choices=["llama-2-7b", "llama-2-70b"])
+    pr.add_argument("--tp", type=int, default=1, help="shard of this TP degree (default 1)")
+    pr.add_argument("--grid", default="quick", choices=["quick", "full"],
+                    help="quick (~40 batches) or full (the h100_llama_steps.csv grid)")
+    pr.add_argument("--repeats", type=int, default=30, help="timed replays per batch")
+    pr.add_argument("--kv-budget-gib", type=float, default=32.0,
+                    help="largest KV cache allocated (GiB; larger batches are skipped)")
+    pr.add_argument("--out", required=True, metavar="FILE.csv", help="CSV to write")
+    pr.set_defaults(func=run_profile)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print the registry."""
+    from kvopt.cli.common import emit
+    from kvopt.sim.step_time import STEP_TIME_MODELS
+
+    names = sorted(STEP_TIME_MODELS)
+    emit(args, {"models": names}, "\n".join(names) + "\n(or a fitted-model JSON file)")
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """Validate the shipped models (and fits) against the shipped measurements."""
+    import sys
+
+    from kvopt.cli.common import emit
+    from kvopt.core.errors import UsageError
+    from kvopt.report.steptime import strip_rows, validation_markdown, write_validation_report
+    from kvopt.sim.steptime_fit import validate
+
+    if args.folds < 2:
+        raise UsageError("--folds", f"must be >= 2, got {args.folds}")
+    res = validate(args.set, fit=args.fit, folds=args.folds, seed=args.seed)
+    if args.out:
+        cmd = "kvopt steptime validate" + "".join(f" --set {s}" for s in args.set or []) + (
+            f" --fit --folds {args.folds} --seed {args.seed}" if args.fit else "") + (
+            f" --out {args.out}")
+        for path in write_validation_report(res, args.out, cmd):
+            print(f"wrote {path}", file=sys.stderr)
+    emit(args, strip_rows(res), validation_markdown(res))
+    return 0
+
+
+def _where(items: list[str]) -> dict[str, str]:
+    from kvopt.core.errors import UsageError
+
+    out = {}
+    for it in items:
+        k, sep, v = it.partition("=")
+        if not sep or not k:
+            raise UsageError("--where", f"expected COLUMN=VALUE, got {it!r}")
+        out[k] = v
+    return out
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    """Fit, report the held-out error, optionally save."""
+    import dataclasses
+    import sys
+
+    from kvopt.cli.common import emit
+    from kvopt.core.errors import UsageError
+    from kvopt.sim.step_time import ProfiledStepTime, get_step_time, save_step_time
+    from kvopt.sim.steptime_fit import fit_step_time, read_steps_csv
+
+    rows = read_steps_csv(args.measurements, _where(args.where))
+    base = get_step_time(args.base)
+    if args.interconnect is not None:
+        if not isinstance(base, ProfiledStepTime):
+            raise UsageError("--interconnect", "only a profiled base model has one")
+        base = dataclasses.replace(base, interconnect=args.interconnect,
+                                   name=f"{base.name}-{args.interconnect}")
+    res = fit_step_time(rows, base, holdout=args.holdout, seed=args.seed)
+    doc = {"measurements": args.measurements, "rows": len(rows), **res.to_dict(),
+           "model": res.model.name}
+    if args.out:
+        save_step_time(res.model, args.out, extra={**doc, "command": " ".join(sys.argv)})
+        doc["out"] = args.out
+    lines = [f"fit of {res.base} to {len(rows)} rows of {args.measurements} "
+             f"(held out {args.holdout:g} per kind, seed {args.seed})",
+             "  constants: " + ", ".join(f"{k} {v:.4g}" for k, v in res.constants.items()),
+             "  kind       n  held-out median |err|  worst    (base model: median, worst)"]
+    for k, e in res.heldout.items():
+        b = res.base_heldout[k]
+        lines.append(f"  {k:<9} {e['n']:>3}  {100 * e['median_abs']:>8.1f}%  "
+                     f"{100 * e['worst']:>+12.1f}%   ({100 * b['median_abs']:.1f}%, "
+                     f"{100 * b['worst']:+.1f}%)")
+    tr = res.train["all"]
+    lines.append(f"  in-sample (training rows, n={tr['n']}): median |err| "
+                 f"{100 * tr['median_abs']:.1f}%")
+    if args.out:
+        lines.append(f"  saved {args.out} (use: kvopt simulate ... --step-time {args.out})")
+    emit(args, doc, "\n".join(lines))
+    return 0
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Profile this machine's GPU (PyTorch)."""
+    import sys
+
+    from kvopt.sim.gpu_profile import profile_to_csv
+
+    n = profile_to_csv(args.out, model=args.model, tp=args.tp, grid=args.grid,
+                       repeats=args.repeats, kv_budget_bytes=args.kv_budget_gib * 2**30,
+                       log=sys.stderr)
+    print(f"wrote {n} rows to {args.out}", file=sys.stderr)
+    return 0

@@ -6,7 +6,8 @@ import importlib
 import pytest
 
 MODULES = ["kvopt.sim", "kvopt.sim.admission", "kvopt.sim.engine", "kvopt.sim.policies",
-           "kvopt.sim.predictions", "kvopt.sim.step_time", "kvopt.sim.table1"]
+           "kvopt.sim.predictions", "kvopt.sim.step_time", "kvopt.sim.table1",
+           "kvopt.sim.steptime_fit", "kvopt.sim.gpu_profile", "kvopt.report.steptime"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -32,3 +32,67 @@ def test_simulate_bad_step_time_exits_2(spec, capsys):
     assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "mcsf",
                  "--step-time", spec]) == 2
     assert "--step-time" in capsys.readouterr().err
+
+
+def test_validate_text_json_and_report(tmp_path, capsys):
+    assert main(["steptime", "validate", "--set", "h100-steps"]) == 0
+    out = capsys.readouterr().out
+    assert "| h100 llama2-7b tp1 | h100-llama2-7b-tp1 | decode |" in out
+    assert main(["steptime", "validate", "--set", "splitwise-a100", "--fit", "--json",
+                 "--out", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    s = doc["sets"][0]
+    assert s["set"] == "splitwise-a100" and "rows" not in s["setups"][0]["models"][0]
+    e = s["pooled"]["profiled"]["fitted_heldout"]["all"]
+    assert set(e) == {"n", "median_abs", "worst", "mean"}
+    assert {p.name for p in tmp_path.iterdir()} == {"validate.json", "validate.md",
+                                                    "pred_vs_measured.png"}
+    assert (tmp_path / "pred_vs_measured.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fit_saves_a_model_that_drives_simulate(tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    assert main(["steptime", "fit", "kvopt/data/measured/h100_llama_steps.csv",
+                 "--where", "model=llama-2-70b-tp2-shard", "--base", "h100-llama2-70b-tp2",
+                 "--interconnect", "none", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["heldout_error"]["all"]["n"] > 0 and doc["rows"] == 57
+    assert doc["heldout_error"]["all"]["median_abs"] < doc["base_heldout_error"]["all"][
+        "median_abs"]
+    saved = json.loads(out.read_text())
+    assert saved["schema"] == "kvopt.steptime" and saved["fit"]["seed"] == 0
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "mcsf",
+                 "--step-time", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["step_time"] == "h100-llama2-70b-tp2-none-fit"
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--holdout", "1.5"], "--holdout"),
+    (["--where", "gpu"], "--where"),
+    (["--where", "gpu=h100"], "--where"),
+    (["--base", "unit"], "--base"),
+    (["--base", "roofline-h100-llama2-7b-tp1", "--interconnect", "none"], "--interconnect"),
+])
+def test_fit_bad_input_exits_2_naming_the_flag(argv, flag, tmp_path, capsys):
+    out = tmp_path / "never.json"
+    base = [] if "--base" in argv else ["--base", "h100-llama2-7b-tp1"]
+    assert main(["steptime", "fit", "kvopt/data/measured/h100_llama_steps.csv", *base, *argv,
+                 "--out", str(out)]) == 2
+    assert flag in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_fit_bad_csv_names_the_column(tmp_path, capsys):
+    f = tmp_path / "m.csv"
+    f.write_text("prefill,decode,kv\n1,0,0\n")
+    assert main(["steptime", "fit", str(f), "--base", "h100-llama2-7b-tp1"]) == 2
+    assert "column 'ms'" in capsys.readouterr().err
+
+
+def test_profile_without_torch_exits_2(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert main(["steptime", "profile", "--out", str(tmp_path / "p.csv")]) == 2
+    assert "kvopt[gpu]" in capsys.readouterr().err
+    assert not (tmp_path / "p.csv").exists()
