@@ -133,6 +133,34 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--solver", "nope", "--out", "{out}/sw"], "--solver"),
         (["--time-limit", "0", "--out", "{out}/sw"], "--time-limit"),
     ],
+    "steptime list": [
+        (["--bogus"], "--bogus"),
+    ],
+    "steptime validate": [
+        (["--set", "nope"], "--set"),
+        (["--folds", "1"], "--folds"),
+        (["--out", "{fx}/afile"], "--out"),
+    ],
+    "steptime fit": [
+        (["missing.csv", "--base", "h100-llama2-7b-tp1"], "MEASUREMENTS"),
+        (["{fx}/afile", "--base", "h100-llama2-7b-tp1"], "column"),
+        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "nope"], "--base"),
+        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "unit"], "--base"),
+        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+          "--holdout", "1"], "--holdout"),
+        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+          "--where", "gpu=x", "--out", "{out}/f.json"], "--where"),
+        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+          "--out", "{out}"], "--out"),
+        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "roofline-h100-llama2-7b-tp1",
+          "--interconnect", "none"], "--interconnect"),
+    ],
+    "steptime profile": [
+        (["--out", "{out}/p.csv", "--tp", "3"], "--tp"),
+        (["--out", "{out}/p.csv", "--repeats", "1"], "--repeats"),
+        (["--out", "{out}"], "--out"),
+        (["--out", "{out}/p.csv", "--model", "gpt"], "--model"),
+    ],
 }
 
 

@@ -33,7 +33,8 @@ def step_time_arg(value: str) -> Any:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``steptime`` with ``list``, ``validate``, ``fit`` and ``profile``."""
-    from kvopt.cli.common import add_json_argument
+    from kvopt.cli.common import add_json_argument, float_in, int_at_least
+    from kvopt.sim.steptime_fit import MEASUREMENT_SETS
 
     p = sub.add_parser("steptime", help="step-time models vs real GPU measurements: list, "
                                         "validate, fit, profile")
@@ -50,10 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "prefill-batch): median and worst relative error of the shipped models; with --fit "
         "also of k-fold cross-validated fits (every row predicted by a model fitted without "
         "it). --out writes validate.json, validate.md and pred_vs_measured.png.")
-    v.add_argument("--set", action="append", default=None, metavar="NAME",
+    v.add_argument("--set", action="append", default=None, choices=list(MEASUREMENT_SETS),
                    help="measurement set (repeatable; default all)")
     v.add_argument("--fit", action="store_true", help="also fit and report held-out errors")
-    v.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    v.add_argument("--folds", type=int_at_least(2), default=5,
+                   help="cross-validation folds (default 5)")
     v.add_argument("--seed", type=int, default=0, help="fold assignment seed (default 0)")
     v.add_argument("--out", default=None, metavar="DIR", help="write the report files here")
     add_json_argument(v)
@@ -74,7 +76,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     f.add_argument("--interconnect", default=None,
                    choices=["auto", "nvswitch", "pairwise", "none"],
                    help="profiled base: all-reduce table (none: one measured shard)")
-    f.add_argument("--holdout", type=float, default=0.25,
+    f.add_argument("--holdout", type=float_in(0, 1, lo_open=True, hi_open=True), default=0.25,
                    help="fraction of each kind's rows held out (default 0.25)")
     f.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
     f.add_argument("--out", default=None, metavar="FILE.json", help="save the fitted model")
@@ -87,13 +89,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "no all-reduce) captured in CUDA graphs over a grid of prefill / decode / mixed "
         "batches; writes the CSV `kvopt steptime fit` reads. Needs `pip install kvopt[gpu]`.")
     pr.add_argument("--model", default="llama-2-7b", choices=["llama-2-7b", "llama-2-70b"])
-    pr.add_argument("--tp", type=int, default=1, help="shard of this TP degree (default 1)")
+    pr.add_argument("--tp", type=int_at_least(1), default=1,
+                    help="shard of this TP degree (default 1)")
     pr.add_argument("--grid", default="quick", choices=["quick", "full"],
                     help="quick (~40 batches) or full (the h100_llama_steps.csv grid)")
-    pr.add_argument("--repeats", type=int, default=30, help="timed replays per batch")
-    pr.add_argument("--kv-budget-gib", type=float, default=32.0,
+    pr.add_argument("--repeats", type=int_at_least(3), default=30,
+                    help="timed replays per batch (default 30)")
+    pr.add_argument("--kv-budget-gib", type=float_in(0, lo_open=True), default=32.0,
                     help="largest KV cache allocated (GiB; larger batches are skipped)")
     pr.add_argument("--out", required=True, metavar="FILE.csv", help="CSV to write")
+    add_json_argument(pr)
     pr.set_defaults(func=run_profile)
 
 
@@ -111,13 +116,11 @@ def run_validate(args: argparse.Namespace) -> int:
     """Validate the shipped models (and fits) against the shipped measurements."""
     import sys
 
-    from kvopt.cli.common import emit
-    from kvopt.core.errors import UsageError
+    from kvopt.cli.common import check_output_dir, emit
     from kvopt.report.steptime import strip_rows, validation_markdown, write_validation_report
     from kvopt.sim.steptime_fit import validate
 
-    if args.folds < 2:
-        raise UsageError("--folds", f"must be >= 2, got {args.folds}")
+    check_output_dir(args.out, "--out")
     res = validate(args.set, fit=args.fit, folds=args.folds, seed=args.seed)
     if args.out:
         cmd = "kvopt steptime validate" + "".join(f" --set {s}" for s in args.set or []) + (
@@ -146,16 +149,24 @@ def run_fit(args: argparse.Namespace) -> int:
     import dataclasses
     import sys
 
-    from kvopt.cli.common import emit
+    from kvopt.cli.common import check_input_file, check_output_file, emit
     from kvopt.core.errors import UsageError
     from kvopt.sim.step_time import ProfiledStepTime, get_step_time, save_step_time
-    from kvopt.sim.steptime_fit import fit_step_time, read_steps_csv
+    from kvopt.sim.steptime_fit import FIT_PARAMS, fit_step_time, read_steps_csv
 
-    rows = read_steps_csv(args.measurements, _where(args.where))
+    check_input_file(args.measurements, "MEASUREMENTS")
+    check_output_file(args.out, "--out")
+    where = _where(args.where)
+    if type(get_step_time(args.base)) not in FIT_PARAMS:
+        raise UsageError("--base", "has no free constants to fit (use a profiled or roofline "
+                                   "model)")
+    if args.interconnect is not None and not isinstance(get_step_time(args.base),
+                                                        ProfiledStepTime):
+        raise UsageError("--interconnect", "only a profiled base model has one")
+    rows = read_steps_csv(args.measurements, where)
     base = get_step_time(args.base)
     if args.interconnect is not None:
-        if not isinstance(base, ProfiledStepTime):
-            raise UsageError("--interconnect", "only a profiled base model has one")
+        assert isinstance(base, ProfiledStepTime)
         base = dataclasses.replace(base, interconnect=args.interconnect,
                                    name=f"{base.name}-{args.interconnect}")
     res = fit_step_time(rows, base, holdout=args.holdout, seed=args.seed)
@@ -186,10 +197,12 @@ def run_profile(args: argparse.Namespace) -> int:
     """Profile this machine's GPU (PyTorch)."""
     import sys
 
+    from kvopt.cli.common import check_output_file, emit
     from kvopt.sim.gpu_profile import profile_to_csv
 
+    check_output_file(args.out, "--out")
     n = profile_to_csv(args.out, model=args.model, tp=args.tp, grid=args.grid,
                        repeats=args.repeats, kv_budget_bytes=args.kv_budget_gib * 2**30,
                        log=sys.stderr)
-    print(f"wrote {n} rows to {args.out}", file=sys.stderr)
+    emit(args, {"rows": n, "out": args.out}, f"wrote {n} rows to {args.out}")
     return 0

@@ -74,7 +74,9 @@ Every fit reports the error on rows it did not see: a seeded split stratified by
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -172,21 +174,22 @@ def read_steps_csv(path: str | os.PathLike[str] | Traversable,
     if not p.is_file():
         raise UsageError("MEASUREMENTS", f"no such file: {path}")
     try:
-        raw = read_csv_rows(p)
-    except (UnicodeDecodeError, OSError) as exc:
+        reader = csv.DictReader(io.StringIO(p.read_text(encoding="utf-8"), newline=""))
+        raw = list(reader)
+    except (UnicodeDecodeError, OSError, csv.Error) as exc:
         raise UsageError("MEASUREMENTS", f"cannot read {path}: {exc}") from None
+    cols = {COLUMN_ALIASES.get(k, k) for k in reader.fieldnames or []}
+    for c in REQUIRED_COLUMNS:
+        if c not in cols:
+            raise UsageError(f"column {c!r}", f"{path} lacks it (needs {list(REQUIRED_COLUMNS)}"
+                                              f", aliases {COLUMN_ALIASES})")
     rows = [{COLUMN_ALIASES.get(k, k): v for k, v in r.items() if k is not None} for r in raw]
-    cols = set(rows[0]) if rows else set()
     for key, val in (where or {}).items():
         if key not in cols:
             raise UsageError("--where", f"{path} has no column {key!r}")
         rows = [r for r in rows if r[key] == val]
     if not rows:
         raise UsageError("MEASUREMENTS", f"{path}: no rows" + (" match --where" if where else ""))
-    for c in REQUIRED_COLUMNS:
-        if c not in cols:
-            raise UsageError(f"column {c!r}", f"{path} lacks it (needs {list(REQUIRED_COLUMNS)}"
-                                              f", aliases {COLUMN_ALIASES})")
 
     def num(col: str, cast: Callable[[str], float]) -> NDArray[Any]:
         out = []
