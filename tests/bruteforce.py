@@ -49,3 +49,85 @@ def brute_force_opt(memory, arrival, prompt, output):
 
     dfs(0, 0)
     return best[0], best[1]
+
+
+def brute_force_goodput(inst):
+    """Max binary-rule goodput over all non-preemptive start vectors (plain Python, no kvopt
+    goodput code): starts in ``[a_i, T - o_i]`` with ``T = max a + sum o``, memory ``M`` and
+    batch ``max_batch`` checked slot by slot. Tiny instances only (n <= 4)."""
+    n = inst.n
+    a, s, o = (list(map(int, x)) for x in (inst.arrival, inst.prompt, inst.output))
+    M, B = int(inst.memory), inst.max_batch
+    spec, rule = inst.slo, inst.goodput
+    kinds = [("none", "stream", "deadline", "compound")[k] for k in spec.kind]
+    T = max(a) + sum(o)
+
+    def R(i):
+        v = spec.value[i]
+        return float(v) if v == v else rule.input_weight * s[i] + rule.output_weight * o[i]
+
+    def goodput(k):
+        total = 0.0
+        groups = {}
+        for i in range(n):
+            if kinds[i] == "deadline":
+                total += R(i) if k[i] + o[i] - a[i] <= spec.deadline[i] + 1e-9 else 0.0
+            elif kinds[i] == "stream":
+                ok = [k[i] + j - a[i] <= spec.ttft[i] + (j - 1) * spec.tbt[i] + 1e-9
+                      for j in range(1, o[i] + 1)]
+                v = spec.value[i]
+                if v == v:
+                    total += float(v) * sum(ok) / o[i]
+                else:
+                    total += rule.output_weight * sum(ok) + rule.input_weight * s[i] * ok[0]
+            elif kinds[i] == "compound":
+                groups.setdefault(int(spec.group[i]), []).append(i)
+        for members in groups.values():
+            ag = min(a[i] for i in members)
+            if max(k[i] + o[i] for i in members) - ag <= spec.deadline[members[0]] + 1e-9:
+                total += sum(R(i) for i in members)
+        return total
+
+    best = [-1.0, None]
+    mem = [0] * (T + 2)
+    cnt = [0] * (T + 2)
+    k = [0] * n
+
+    def dfs(i):
+        if i == n:
+            g = goodput(k)
+            if g > best[0]:
+                best[0], best[1] = g, list(k)
+            return
+        for ki in range(a[i], T - o[i] + 1):
+            taus = range(ki + 1, ki + o[i] + 1)
+            if any(mem[t] + s[i] + t - ki > M for t in taus):
+                continue
+            if B is not None and any(cnt[t] + 1 > B for t in taus):
+                continue
+            for t in taus:
+                mem[t] += s[i] + t - ki
+                cnt[t] += 1
+            k[i] = ki
+            dfs(i + 1)
+            for t in taus:
+                mem[t] -= s[i] + t - ki
+                cnt[t] -= 1
+
+    dfs(0)
+    return best[0], best[1]
+
+
+def brute_force_mkp(weights, values, capacity, knapsacks):
+    """Multiple-knapsack optimum by enumerating every item -> knapsack (or none) map."""
+    import itertools
+
+    best = 0.0
+    for assign in itertools.product(range(-1, knapsacks), repeat=len(weights)):
+        load = [0] * knapsacks
+        for w, j in zip(weights, assign, strict=True):
+            if j >= 0:
+                load[j] += w
+        if max(load) <= capacity:
+            best = max(best, sum(v for v, j in zip(values, assign, strict=True) if j >= 0))
+    return float(best)

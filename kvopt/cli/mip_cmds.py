@@ -39,6 +39,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="solver time limit in seconds (default 60)")
     p.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="solver threads")
     p.add_argument("--no-warm-start", action="store_true", help="do not start from MC-SF")
+    p.add_argument("--objective", choices=("tel", "goodput"), default="tel",
+                   help="tel: total end-to-end latency (minimised, default); goodput: SLO "
+                   "goodput (maximised, needs per-request SLOs; --formulation is ignored, "
+                   "default solver highs)")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule JSON (atomic)")
     p.add_argument("--verbose", action="store_true", help="show the solver log (on stderr)")
     add_json_argument(p)
@@ -82,6 +86,7 @@ def run_solve(args: argparse.Namespace) -> int:
         res = solve(inst, solver=args.solver, formulation=args.formulation,
                     time_limit=args.time_limit, threads=args.threads,
                     warm_start=not args.no_warm_start, verbose=args.verbose,
+                    objective=args.objective,
                     progress=not args.json and args.time_limit is not None
                     and args.time_limit > 5)
     if args.schedule_out and res.schedule is not None:
@@ -90,7 +95,9 @@ def run_solve(args: argparse.Namespace) -> int:
     doc["instance"] = inst.name
     doc["n"] = inst.n
     gap = "-" if res.gap is None else f"{100 * res.gap:.2f}%"
-    text = (f"{inst.name or args.instance}: {res.status}; total latency {res.objective}, "
+    doc["objective_kind"] = args.objective
+    what = "goodput" if args.objective == "goodput" else "total latency"
+    text = (f"{inst.name or args.instance}: {res.status}; {what} {res.objective}, "
             f"bound {_fmt(res.bound)}, gap {gap}; {res.solver}/{res.formulation} in "
             f"{res.runtime_s:.2f} s (incumbent from {res.incumbent_source or 'none'})")
     emit(args, doc, text)

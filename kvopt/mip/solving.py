@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
@@ -125,6 +126,7 @@ def solve(
     verbose: bool = False,
     progress: bool = False,
     cp_lp_bound: bool = True,
+    objective: str = "tel",
 ) -> SolveResult:
     """Compute a hindsight-optimal schedule (or the best one found within the time limit).
 
@@ -152,6 +154,10 @@ def solve(
         For the CP formulations: first solve the LP relaxation of ``tight+cuts`` (``cp``) or
         ``tight+cores`` (``cp+cores``, ``cp+pairs``) if small
         and give CP-SAT ``objective >= LP`` (its own bound rarely moves).
+    objective
+        ``"tel"`` (total end-to-end latency, minimised) or ``"goodput"`` (SLO goodput,
+        maximised: :func:`kvopt.mip.goodput.solve_goodput`; ``formulation`` is ignored, its
+        ``bound`` is an upper bound; default solver HiGHS when ``solver`` is the TEL default).
 
     Returns
     -------
@@ -164,6 +170,17 @@ def solve(
     >>> res.status, res.objective, res.schedule.run_start.tolist()
     ('optimal', 4.0, [0, 1, 0])
     """
+    if objective == "goodput":
+        from kvopt.mip.goodput import DEFAULT_GOODPUT_SOLVER, solve_goodput
+
+        return solve_goodput(  # type: ignore[no-any-return]
+            instance, solver=DEFAULT_GOODPUT_SOLVER if solver == DEFAULT_SOLVER else solver,
+            time_limit=time_limit, threads=threads, warm_start=warm_start, verbose=verbose)
+    if objective != "tel":
+        raise UsageError("objective", f"must be 'tel' or 'goodput', got {objective!r}")
+    if instance.max_batch is not None:
+        raise UsageError("objective", "the TEL formulations do not model a batch limit "
+                         "(instance max_batch); use objective='goodput' or drop max_batch")
     _require_slotted(instance)
     if formulation is None:
         formulation = "cp" if solver == "cpsat" else "tight"

@@ -1,0 +1,286 @@
+"""The offline goodput-maximising program (seed 003, notes §2.2 (b)) in the hindsight MIP's model.
+
+Same model as the TEL program of :mod:`kvopt.mip.builder` (its ``naive`` time-indexed rows):
+one binary ``x[i, k]`` per request ``i`` and start slot ``k in [a_i, T - o_i]``, assignment
+``sum_k x[i, k] = 1`` (every request is served, possibly late), the KV ramp
+``sum (s_i + tau - k) x[i, k] <= M`` at every slot ``tau`` (a start at ``k`` holds
+``s + tau - k`` at ``tau = k+1 .. k+o``), and, when the instance has ``max_batch = B``, the batch
+rows ``sum_{k < tau <= k + o_i} x[i, k] <= B``. Requests run non-preemptively (preemption
+with recompute never helps an offline schedule: it only delays the completing run).
+
+Objective (maximised): for ``stream``, ``deadline`` and ``none`` requests the goodput of a start
+is known per column, ``g[i, k]`` (:func:`kvopt.core.slo.start_goodput`, binary or soft rule);
+a ``compound`` group ``g`` gets one binary ``z_g`` with ``z_g <= sum_{k on time} x[j, k]``
+for each member ``j`` and earns ``sum_j R_j z_g`` (binary rule only). The returned schedule is
+checked by :func:`kvopt.check_schedule`, which recomputes its goodput independently.
+
+Examples
+--------
+>>> from kvopt import Instance
+>>> inst = Instance(memory=30, arrival=[0, 0], prompt=[1, 0], output=[1, 20],
+...                 slo_kind=["deadline", "deadline"], deadline=[20, 20], max_batch=1)
+>>> res = solve_goodput(inst, solver="highs", time_limit=10)
+>>> res.status, res.objective, res.schedule.run_start.tolist()
+('optimal', 20.0, [20, 0])
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from kvopt.core.errors import InvalidInstanceError, UsageError
+from kvopt.core.instance import Instance
+from kvopt.core.schedule import Schedule
+from kvopt.core.slo import COMPOUND, absolute_deadline, group_arrival, start_goodput
+from kvopt.core.validate import FeasibilityReport, check_schedule
+from kvopt.mip.backends.base import SolveStatus, get_backend
+from kvopt.mip.bounds import _require_slotted
+from kvopt.mip.builder import build_milp
+from kvopt.mip.data import MILPData
+
+#: Default backend of the goodput program (a MILP; every backend of kvopt.mip reads it).
+DEFAULT_GOODPUT_SOLVER = "highs"
+
+
+def _require_slo(instance: Instance) -> None:
+    _require_slotted(instance)
+    if instance.slo is None:
+        raise InvalidInstanceError("requests.slo_kind", "objective 'goodput' needs per-request "
+                                   "SLOs (slo_kind and its fields)")
+    if instance.goodput.rule == "soft" and (instance.slo.kind == COMPOUND).any():
+        raise UsageError("objective", "the goodput program encodes the soft rule for stream and "
+                         "deadline requests only, not for compound groups")
+
+
+def build_goodput_milp(instance: Instance,
+                       warm_starts: NDArray[np.int64] | None = None) -> MILPData:
+    """The goodput program of ``instance`` as :class:`MILPData` (``min -goodput``).
+
+    Columns: the ``naive`` start binaries of :func:`kvopt.mip.builder.build_milp` (layout in
+    ``col_group``/``col_start``, group ``i`` = request ``i``), then one ``z`` per compound
+    group (``meta["compound_groups"]``).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=9, arrival=[0, 0], prompt=[0, 0], output=[2, 3],
+    ...                 slo_kind=["deadline"] * 2, deadline=[3, 3], max_batch=1)
+    >>> d = build_goodput_milp(inst)
+    >>> d.n_cols, d.row_kind.count("batch")
+    (7, 5)
+    """
+    _require_slo(instance)
+    spec = instance.slo
+    assert spec is not None
+    base = build_milp(instance, "naive", dff=(), use_cliques=False)
+    assert base.col_group is not None and base.col_start is not None
+    req, k = base.col_group, base.col_start
+    o = instance.output.astype(np.int64)
+    a = instance.arrival.astype(np.int64)
+    ncol = req.size
+    comp = spec.kind[req] == COMPOUND
+    value = np.where(comp, 0.0, start_goodput(spec, instance.goodput, a, instance.prompt, o,
+                                              req, k))
+    blocks_r, blocks_c, blocks_v = [], [], []
+    rl, ru, kinds = [], [], []
+    nrow = base.n_rows
+    B = instance.max_batch
+    if B is not None:  # running at tau = k+1 .. k+o
+        jj = np.repeat(np.arange(ncol), o[req])
+        off = np.arange(jj.size) - np.repeat(np.cumsum(o[req]) - o[req], o[req])
+        tau = k[jj] + 1 + off
+        used, rows = np.unique(tau, return_inverse=True)
+        blocks_r.append(nrow + rows.reshape(-1))
+        blocks_c.append(jj)
+        blocks_v.append(np.ones(jj.size))
+        rl.append(np.full(used.size, -np.inf))
+        ru.append(np.full(used.size, float(B)))
+        kinds += ["batch"] * used.size
+        nrow += used.size
+    groups: list[int] = []
+    z_value: list[float] = []
+    if (spec.kind == COMPOUND).any():
+        cm = np.flatnonzero(spec.kind == COMPOUND)
+        a_g = group_arrival(spec, a)
+        R = spec.base_value(instance.prompt, o, instance.goodput)
+        groups = sorted({int(g) for g in spec.group[cm]})
+        late_ok = a_g[req] + spec.deadline[req] + 1e-9 >= k + o[req]  # member on time alone
+        for zi, g in enumerate(groups):
+            members = cm[spec.group[cm] == g]
+            z_value.append(float(R[members].sum()))
+            for j in members:
+                cols = np.flatnonzero((req == j) & late_ok)
+                # z - sum_{on-time k} x[j, k] <= 0
+                blocks_r.append(np.full(cols.size + 1, nrow))
+                blocks_c.append(np.concatenate([[ncol + zi], cols]))
+                blocks_v.append(np.concatenate([[1.0], -np.ones(cols.size)]))
+                rl.append(np.array([-np.inf]))
+                ru.append(np.array([0.0]))
+                kinds.append(f"compound{g}")
+                nrow += 1
+    nz = len(groups)
+    A0 = sp.hstack([base.A, sp.csr_matrix((base.n_rows, nz))]).tocsr()
+    if blocks_r:
+        extra = sp.csr_matrix((np.concatenate(blocks_v), (np.concatenate(blocks_r) - base.n_rows,
+                                                          np.concatenate(blocks_c))),
+                              shape=(nrow - base.n_rows, ncol + nz))
+        A = sp.vstack([A0, extra]).tocsr()
+    else:
+        A = A0
+    c = -np.concatenate([value, np.asarray(z_value, dtype=np.float64)])
+    x0 = None
+    if warm_starts is not None:
+        x0 = np.zeros(ncol + nz)
+        ws = np.asarray(warm_starts, dtype=np.int64)
+        hit = k == ws[req]
+        x0[:ncol] = hit
+        for zi, g in enumerate(groups):
+            members = np.flatnonzero((spec.kind == COMPOUND) & (spec.group == g))
+            ok = ws[members] + o[members] <= group_arrival(spec, a)[members] + \
+                spec.deadline[members] + 1e-9
+            x0[ncol + zi] = float(ok.all())
+    meta: dict[str, Any] = {"formulation": "goodput", "horizon": base.meta["horizon"],
+                            "max_batch": B, "compound_groups": groups, "start_columns": ncol}
+    return MILPData(
+        c=c, A=A, row_lower=np.concatenate([base.row_lower, *rl]),
+        row_upper=np.concatenate([base.row_upper, *ru]),
+        col_lower=np.zeros(ncol + nz), col_upper=np.ones(ncol + nz),
+        integrality=np.ones(ncol + nz, dtype=np.int8), obj_offset=0.0,
+        col_group=req, col_start=k, groups=base.groups, row_kind=[*base.row_kind, *kinds],
+        x0=x0, objective_is_integer=bool(np.all(c == np.round(c))), meta=meta)
+
+
+def serial_deadline_starts(instance: Instance) -> NDArray[np.int64]:
+    """A feasible warm start: one request at a time in order of absolute deadline (EDF),
+    each as early as possible (feasible for any ``M`` and ``B >= 1`` since ``s + o <= M``).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=9, arrival=[0, 0], prompt=[0, 0], output=[2, 3],
+    ...                 slo_kind=["deadline"] * 2, deadline=[9, 3])
+    >>> serial_deadline_starts(inst).tolist()
+    [3, 0]
+    """
+    a = instance.arrival.astype(np.int64)
+    o = instance.output.astype(np.int64)
+    due = (absolute_deadline(instance.slo, a, o) if instance.slo is not None
+           else np.full(instance.n, np.inf))
+    order = np.lexsort((np.arange(instance.n), a, due))
+    starts = np.zeros(instance.n, dtype=np.int64)
+    t = 0
+    for i in order.tolist():
+        starts[i] = max(t, int(a[i]))
+        t = int(starts[i] + o[i])
+    return starts
+
+
+def _goodput_schedule(instance: Instance, starts: NDArray[np.int64], source: str,
+                      meta: dict[str, Any],
+                      claimed: float | None) -> tuple[Schedule, FeasibilityReport]:
+    m = dict(meta)
+    if claimed is not None:
+        m["claimed_goodput"] = claimed
+    sched = Schedule.from_starts(instance, starts, source=source,
+                                 claimed_objective=instance.tel_of_starts(starts), meta=m)
+    return sched, check_schedule(instance, sched)
+
+
+def solve_goodput(
+    instance: Instance,
+    *,
+    solver: str = DEFAULT_GOODPUT_SOLVER,
+    time_limit: float | None = 60.0,
+    threads: int = 1,
+    warm_start: bool = True,
+    verbose: bool = False,
+) -> Any:
+    """Maximise goodput offline; honest status, bound (an upper bound) and gap.
+
+    ``status`` is ``"optimal"`` only when the solver's bound (or, for an integral objective,
+    its floor) reaches the validated goodput; a time limit gives ``"time_limit"`` with the
+    incumbent (solver or the EDF-serial warm start), the bound and the gap
+    ``(bound - objective) / max(objective, 1)``.
+
+    Returns
+    -------
+    kvopt.mip.SolveResult
+        ``objective`` = validated token goodput; ``formulation = "goodput"``.
+    """
+    from kvopt.mip.solving import SolveResult
+
+    t0 = time.perf_counter()
+    _require_slo(instance)
+    backend = get_backend(solver)
+    ws = serial_deadline_starts(instance) if warm_start else None
+    data = build_goodput_milp(instance, ws)
+    res = backend.solve(data, time_limit=time_limit, threads=threads, verbose=verbose)
+    meta = {"solver": solver, "formulation": "goodput", "objective": "goodput",
+            "solver_status": res.message}
+    notes: list[str] = []
+    best: tuple[Schedule, FeasibilityReport] | None = None
+    source = ""
+    ncol = int(data.meta["start_columns"])
+    if res.x is not None:
+        assert data.col_group is not None and data.col_start is not None
+        x = np.rint(res.x[:ncol]).astype(np.int64)
+        starts = np.full(instance.n, -1, dtype=np.int64)
+        starts[data.col_group[x > 0]] = data.col_start[x > 0]
+        if (x.sum() == instance.n) and (starts >= 0).all():
+            claimed = None if res.objective is None else -float(res.objective)
+            sched, rep = _goodput_schedule(instance, starts, f"mip:{solver}", meta, claimed)
+            if rep.ok:
+                best, source = (sched, rep), "solver"
+            else:
+                notes.append(f"solver solution rejected by the validator: {rep}")
+        else:
+            notes.append("solver solution does not start every request once")
+    if ws is not None:
+        sched, rep = _goodput_schedule(instance, ws, "mip:warm-start(edf-serial)", meta, None)
+        assert rep.goodput is not None
+        if rep.ok and (best is None or rep.goodput.token_goodput >
+                       _good(best[1])):
+            best, source = (sched, rep), "warm_start"
+    R = instance.slo.base_value(instance.prompt, instance.output, instance.goodput)  # type: ignore[union-attr]
+    bounds = [float(R.sum())]
+    if res.status != "infeasible" and math.isfinite(res.bound):
+        bounds.append(-float(res.bound))
+    bound = min(bounds)
+    status = "error" if best is None else "time_limit"
+    if res.status == "infeasible":
+        notes.append(f"solver reported infeasible ({res.message}); a serial schedule exists")
+        status = "error"
+    objective = None if best is None else _good(best[1])
+    if objective is not None and status != "error":
+        if objective > bound + 1e-6:
+            notes.append(f"validated goodput {objective} above the bound {bound}: bug")
+            status = "error"
+        elif objective >= (math.floor(bound + 1e-6) if data.objective_is_integer
+                           else bound) - 1e-6:
+            status = "optimal"
+    gap = None
+    if objective is not None and status != "error":
+        gap = 0.0 if status == "optimal" else max(bound - objective, 0.0) / max(objective, 1.0)
+    model = {**data.stats(), "solver_bound": None if not math.isfinite(res.bound)
+             else -float(res.bound), "solver_objective": None if res.objective is None
+             else -float(res.objective), "solver_runtime_s": res.runtime_s,
+             "value_bound": float(R.sum()), "notes": notes}
+    sched_out, rep_out = (None, None) if best is None else best
+    if sched_out is not None:
+        sched_out = sched_out.with_meta(status=status, bound=bound, gap=gap,
+                                        claimed_goodput=objective)
+    return SolveResult(status=SolveStatus(status), objective=objective, bound=bound, gap=gap,
+                       solver=solver, formulation="goodput", runtime_s=time.perf_counter() - t0,
+                       schedule=sched_out, report=rep_out, solver_status=res.message,
+                       incumbent_source=source, model=model)
+
+
+def _good(rep: FeasibilityReport) -> float:
+    assert rep.goodput is not None
+    return rep.goodput.token_goodput
