@@ -33,6 +33,7 @@ from kvopt.core import (
     load_instance,
     load_schedule,
 )
+from kvopt.core.io import shipped_path
 
 __version__ = "0.1.0"
 
@@ -51,4 +52,5 @@ __all__ = [
     "compute_metrics",
     "load_instance",
     "load_schedule",
+    "shipped_path",
 ]

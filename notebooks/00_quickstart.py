@@ -19,9 +19,6 @@
 # %%
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -34,7 +31,7 @@ FAST = os.environ.get("KVOPT_FAST") == "1"
 # Seed 001's Model 1: every request arrives at slot 0; prompt s ~ U{1..5}, output o ~ U{1..M-s}.
 
 # %%
-inst = kvopt.load_instance("../instances/synthetic/model1-seed1.json")
+inst = kvopt.load_instance(kvopt.shipped_path("instances/synthetic/model1-seed1.json"))
 print(inst, "sum of outputs:", int(inst.output.sum()))
 
 # %%
@@ -51,7 +48,7 @@ fig.tight_layout()
 # Arrivals in seconds; KV capacity defaults to 16492 tokens (Llama-2-70B on 2xA100, seed 001).
 
 # %%
-trace = kvopt.load_instance("../instances/traces/azure_conv_2023.csv")
+trace = kvopt.load_instance(kvopt.shipped_path("instances/traces/azure_conv_2023.csv"))
 head = trace.take(np.arange(500 if FAST else trace.n))
 fig, ax = plt.subplots(figsize=(9, 3))
 ax.scatter(head.arrival, head.prompt + head.output, s=2)
@@ -69,7 +66,7 @@ print(head)
 from kvopt.mip import solve
 from kvopt.sim import simulate
 
-tiny = kvopt.load_instance("../instances/tiny/mcsf-suboptimal-distinct.json")
+tiny = kvopt.load_instance(kvopt.shipped_path("instances/tiny/mcsf-suboptimal-distinct.json"))
 opt = solve(tiny, time_limit=20)
 mcsf = simulate(tiny, "mcsf")
 print(opt.status, opt.objective, "vs MC-SF", mcsf.metrics.total_latency)

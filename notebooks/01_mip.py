@@ -20,9 +20,6 @@
 # %%
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -52,7 +49,7 @@ for row in solver_availability():
     print(row["name"], row["available"], row["version"])
 
 # %%
-inst = kvopt.load_instance("../instances/tiny/mcsf-suboptimal-distinct.json")
+inst = kvopt.load_instance(kvopt.shipped_path("instances/tiny/mcsf-suboptimal-distinct.json"))
 for solver in ("highs", "cbc", "cpsat", "scipy"):
     res = solve(inst, solver=solver, time_limit=10)
     print(f"{solver:>6}: {res.status}, TEL {res.objective}, starts "
@@ -66,7 +63,7 @@ print("MC-SF TEL:", int((mcsf_starts(inst) + inst.output - inst.arrival).sum()))
 # aggregated identical requests; `tight+cuts` adds DFF and clique rows.
 
 # %%
-big = kvopt.load_instance("../instances/synthetic/model1-seed1.json")
+big = kvopt.load_instance(kvopt.shipped_path("instances/synthetic/model1-seed1.json"))
 ws = mcsf_starts(big)
 for f in ("naive", "tight", "tight+cuts"):
     st = build_milp(big, f, warm_starts=ws).stats()

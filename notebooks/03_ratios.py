@@ -22,9 +22,6 @@
 import os
 import time
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from kvopt.report.measure import measure

@@ -22,9 +22,6 @@
 # %%
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -111,7 +108,7 @@ ax.set_xlabel("C")
 ax.set_ylabel("E[T], λ = 0.9")
 ax.legend(fontsize=8)
 fig.tight_layout()
-plt.close(fig)
+plt.show()
 mem = [simulate("trail", 0.9, sizes, preds, C, n_jobs=N_JOBS // 2, seed=3).mean_memory
        for C in (0.01, 0.5, 1.0)]
 print("time-average memory (sum of ages) at C = 0.01, 0.5, 1:", np.round(mem, 3))

@@ -63,3 +63,23 @@ def write_csv(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
     lines = [",".join(names)]
     lines += [",".join(str(v) for v in row) for row in zip(*cols, strict=True)]
     atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def shipped_path(relative: str | os.PathLike[str]) -> Path:
+    """Absolute path of a file shipped in the kvopt repository (``instances/...``,
+    ``reports/...``), whatever the working directory.
+
+    Looks in the checkout the package was imported from, then under the working directory.
+
+    Examples
+    --------
+    >>> shipped_path("instances/tiny/a2-example.json").name
+    'a2-example.json'
+    """
+    rel = Path(relative)
+    repo = Path(__file__).resolve().parents[2]
+    for base in (repo, Path.cwd()):
+        if (base / rel).exists():
+            return base / rel
+    raise FileNotFoundError(f"{rel} is not shipped with this kvopt installation (looked in "
+                            f"{repo} and {Path.cwd()}); use a source checkout of kvopt")
