@@ -9,7 +9,7 @@ registered in :mod:`kvopt.cli.main` without an entry here fails
 Placeholders in the argument lists: ``{out}`` is an empty folder that must stay empty (the
 place a command would write to), ``{fx}`` a folder of fixture files (``afile``: a plain
 file; ``bad-schedule.json``, ``notjson.json``, ``bad-instance.json``, ``other-schedule.json``:
-a valid schedule of another instance).
+a valid schedule of another instance, ``a2-schedule.json``: a valid schedule of ``A2``).
 """
 
 from __future__ import annotations
@@ -177,6 +177,15 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}"], "--out"),
         (["--out", "{out}/p.csv", "--model", "gpt"], "--model"),
     ],
+    "plot": [
+        ([A2, "{fx}/other-schedule.json", "--out", "{out}/p.png"], "SCHEDULE"),
+        ([A2, "{fx}/bad-schedule.json", "--out", "{out}/p.png"], "runs"),
+        ([A2, "{fx}/missing.json", "--out", "{out}/p.png"], "SCHEDULE"),
+        ([A2, "{fx}/a2-schedule.json", "--out", "{out}/p.pdf"], "--out"),
+        ([A2, "{fx}/a2-schedule.json", "--out", "{out}"], "--out"),
+        ([A2, "{fx}/a2-schedule.json", "--out", "{out}/p.png", "--seconds"], "--seconds"),
+        ([A2, "{fx}/a2-schedule.json", "--out", "{out}/p.png", "--dpi", "0"], "--dpi"),
+    ],
 }
 
 
@@ -211,6 +220,8 @@ def fixtures(tmp_path_factory):
     (fx / "bad-instance.json").write_text(json.dumps(
         {"schema": "kvopt.instance", "schema_version": 1, "memory": 4,
          "requests": {"arrival": [0], "prompt": [3], "output": [2]}}))
+    a2 = load_instance(A2)
+    Schedule.from_starts(a2, [0, 0]).save(fx / "a2-schedule.json")
     ex1 = load_instance(EX1)
     Schedule.from_starts(ex1, [0] * ex1.n).save(fx / "other-schedule.json")
     return fx
