@@ -13,6 +13,11 @@ from typing import Any
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance, load_instance
+from kvopt.core.progress import Heartbeat, Progress, note  # the progress helpers every command uses
+
+__all__ = ["DEFAULT_SEED", "Heartbeat", "Progress", "add_instance_argument", "add_json_argument",
+           "check_input_file", "check_output_dir", "check_output_file", "emit", "float_in",
+           "int_at_least", "note", "read_instance", "stdout_to_stderr"]
 
 #: Seed every randomized command uses when ``--seed`` is not given (printed with the results).
 DEFAULT_SEED = 0

@@ -65,6 +65,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--iterations", type=int_at_least(1), default=200, help="Lagrangian iterations")
     p.add_argument("--solve", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also run `solve` with this time limit for a better schedule")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no phase / elapsed-time messages on stderr")
     add_json_argument(p)
     p.set_defaults(func=run_bound)
 
@@ -119,7 +121,8 @@ def run_bound(args: argparse.Namespace) -> int:
         inst = discretize(inst, args.slot_seconds)
     from kvopt.mip.certify import bound_report
 
-    doc = bound_report(inst, lp=args.lp, iterations=args.iterations, solve_time=args.solve)
+    doc = bound_report(inst, lp=args.lp, iterations=args.iterations, solve_time=args.solve,
+                       progress=not args.json and not args.no_progress)
     lines = [f"{doc['instance']}: n = {doc['n']}, M = {doc['memory']}"]
     for k, v in doc["bounds"].items():
         lines.append(f"  {k:>11} bound  {_fmt(v)}")

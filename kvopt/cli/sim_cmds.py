@@ -17,6 +17,9 @@ from kvopt.cli.common import (
 )
 from kvopt.core.errors import UsageError
 
+#: Instances at least this large show simulation progress (every shipped trace does).
+PROGRESS_MIN_REQUESTS = 1000
+
 
 def _parse_value(text: str) -> Any:
     try:
@@ -136,7 +139,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                              f"{inst.sha256()[:12]})")
         opts["schedule"] = sched
     _check_policy_arguments(args, inst, noise, opts)
-    progress = not args.json and not args.no_progress and inst.n >= 20000
+    progress = not args.json and not args.no_progress and inst.n >= PROGRESS_MIN_REQUESTS
     try:
         res = simulate(inst, args.policy, step_time=args.step_time, seed=args.seed,
                        predictions=noise, progress=progress, **opts)

@@ -13,8 +13,11 @@ from kvopt.core.instance import Instance
 
 
 def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
-                 solve_time: float | None = None) -> dict[str, Any]:
+                 solve_time: float | None = None, progress: bool = False) -> dict[str, Any]:
     """All lower bounds of a slotted instance and the best known schedule's gap.
+
+    With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
+    its elapsed time (:mod:`kvopt.core.progress`).
 
     Examples
     --------
@@ -24,11 +27,13 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     (12.0, 12.0, 0.0)
     """
     from kvopt.core.mcsf import mcsf_schedule
+    from kvopt.core.progress import Heartbeat, note
     from kvopt.core.validate import check_schedule
     from kvopt.mip.bounds import core_bound, fluid_bound, trivial_bound, volume_bound
     from kvopt.mip.relaxations import lagrangian_bound
 
     t0 = time.perf_counter()
+    note(f"bound: combinatorial bounds and MC-SF (n = {inst.n})", enabled=progress)
     bounds: dict[str, float | None] = {
         "trivial": trivial_bound(inst), "volume": volume_bound(inst),
         "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
@@ -39,7 +44,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     if solve_time is not None:
         from kvopt.mip.solving import solve
 
-        res = solve(inst, time_limit=solve_time)
+        note(f"bound: solve, time limit {solve_time:g} s", enabled=progress)
+        res = solve(inst, time_limit=solve_time, progress=progress)
         if res.objective is not None and res.objective < (best["objective"] or math.inf):
             best = {"source": f"solve:{res.solver}/{res.formulation}",
                     "objective": res.objective, "valid": True}
@@ -48,13 +54,17 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     mode = lp if lp != "auto" else ("exact" if size <= 200_000 else
                                     "lagrangian" if size <= 20_000_000 else "none")
     t1 = time.perf_counter()
-    if mode == "exact":
-        from kvopt.mip.relaxations import lp_bound
+    if mode != "none":
+        note(f"bound: {'LP relaxation (tight+cores)' if mode == 'exact' else 'Lagrangian'} "
+             f"bound, n*T = {size}", enabled=progress)
+    with Heartbeat(f"bound: {mode}", enabled=progress and mode != "none"):
+        if mode == "exact":
+            from kvopt.mip.relaxations import lp_bound
 
-        bounds["lp"] = lp_bound(inst, "tight+cores")
-    elif mode == "lagrangian":
-        ub = best["objective"]
-        bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
+            bounds["lp"] = lp_bound(inst, "tight+cores")
+        elif mode == "lagrangian":
+            ub = best["objective"]
+            bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
     timing["lp"] = time.perf_counter() - t1
     valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
     best_name = max(valid, key=valid.__getitem__)

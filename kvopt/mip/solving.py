@@ -10,8 +10,6 @@ and its objective recomputed there.
 from __future__ import annotations
 
 import math
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +19,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
+from kvopt.core.progress import Heartbeat
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import BackendResult, SolveStatus, get_backend
@@ -83,28 +82,9 @@ class SolveResult:
                 "incumbent_source": self.incumbent_source, "model": self.model}
 
 
-class _Heartbeat:
-    """Prints ``elapsed / limit`` to stderr every few seconds while a solve runs."""
-
-    def __init__(self, label: str, limit: float | None, every: float = 5.0) -> None:
-        self.label, self.limit, self.every = label, limit, every
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        t0 = time.perf_counter()
-        while not self._stop.wait(self.every):
-            el = time.perf_counter() - t0
-            lim = f" / {self.limit:.0f} s" if self.limit else " s"
-            print(f"\r{self.label}: {el:.0f}{lim}", end="", file=sys.stderr, flush=True)
-
-    def __enter__(self) -> _Heartbeat:
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._t.join()
+#: elapsed / limit on stderr while a solve runs (a rewritten line on a terminal, plain lines
+#: otherwise)
+_Heartbeat = Heartbeat
 
 
 def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
@@ -234,8 +214,6 @@ def solve(
             starts = None
             if res.x is not None:
                 starts = decode_starts(data, res.x, instance.n)
-    if progress:
-        print(file=sys.stderr)
     return _finish(instance, res, starts, ws_starts, ws_obj, lb0, solver, formulation, model,
                    time.perf_counter() - t_start)
 

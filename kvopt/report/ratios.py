@@ -31,7 +31,6 @@ import io
 import json
 import math
 import platform
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -389,9 +388,7 @@ def _png(fig: Any) -> bytes:
 
 def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
     import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: no global backend is chosen or changed
 
     grid = np.geomspace(min(r["alpha"] for r in rows), 1.0, 200)
     a_rows = np.array([r["alpha"] for r in rows])
@@ -402,8 +399,9 @@ def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
         return (np.array([p[0] for p in sel]), np.array([p[1] for p in sel])) if sel else (
             np.zeros(0), np.zeros(0))
 
-    with plt.rc_context({"font.size": 9}):
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    with matplotlib.rc_context({"font.size": 9}):
+        fig = Figure(figsize=(6.4, 4.2))
+        ax = fig.subplots()
         ax.plot(grid, [rt.amax_upper(a) for a in grid], label="Amax upper (Thm 1, proven)")
         ax.plot(grid, [rt.amax_lower_claimed(a) for a in grid], "--",
                 label="Amax lower (Thm 2, claimed)")
@@ -418,9 +416,9 @@ def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         out["ratios_amax.png"] = _png(fig)
-        plt.close(fig)
 
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig = Figure(figsize=(6.4, 4.2))
+        ax = fig.subplots()
         ax.plot(a_rows, [r["amin_rayleigh"] for r in rows], "-o", ms=3,
                 label="Amin lambda_max (l, u smallest integers)")
         hs = [(r["alpha"], r["amin_log_bound"]) for r in rows if r["amin_log_bound"] is not None]
@@ -441,9 +439,9 @@ def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         out["ratios_amin.png"] = _png(fig)
-        plt.close(fig)
 
-        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(6.4, 5.0), sharex=True)
+        fig = Figure(figsize=(6.4, 5.0))
+        ax1, ax2 = fig.subplots(2, 1, sharex=True)
         uu = fit.u.astype(float)
         ax1.plot(uu, fit.lam, "o", ms=3, label="lambda_max(A_u, B_u)")
         pa, pb, pc = PAPER_FIT
@@ -459,7 +457,6 @@ def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
         ax2.legend(fontsize=7)
         fig.tight_layout()
         out["lambda_fit.png"] = _png(fig)
-        plt.close(fig)
     return out
 
 
@@ -491,9 +488,9 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
     bar = None
     total = len(alphas) + (4 + 17 if (measured and convergence) else 0) + 1
     if progress:
-        from tqdm import tqdm
+        from kvopt.core.progress import Progress
 
-        bar = tqdm(total=total, desc="report ratios", file=sys.stderr, leave=False)
+        bar = Progress(total, "report ratios", unit="step")
 
     def tick(_: Any) -> None:
         if bar is not None:

@@ -234,7 +234,7 @@ def search(policy: str, *, space: SearchSpace | None = None, restarts: int = 10,
     solver, time_limit
         OPT backend and its per-instance time limit.
     progress
-        tqdm bar on stderr.
+        Progress on stderr (:class:`kvopt.core.progress.Progress`).
 
     Returns
     -------
@@ -268,9 +268,9 @@ def search(policy: str, *, space: SearchSpace | None = None, restarts: int = 10,
     history: list[float] = []
     bar = None
     if progress:
-        from tqdm import tqdm
+        from kvopt.core.progress import Progress
 
-        bar = tqdm(total=restarts * (steps + 1), desc=f"search {policy}", leave=False)
+        bar = Progress(restarts * (steps + 1), f"search {policy}", unit="eval")
     for _ in range(restarts):
         state = _random(space, rng)
         cur = score(state)

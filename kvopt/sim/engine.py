@@ -324,12 +324,9 @@ def run_engine(
     evictions = 0
     bar = None
     if progress:
-        try:
-            from tqdm import tqdm
+        from kvopt.core.progress import Progress
 
-            bar = tqdm(total=n, unit="req", desc=f"simulate {source}", leave=False)
-        except ImportError:  # pragma: no cover
-            bar = None
+        bar = Progress(n, f"simulate {source}", unit="req")
     policy.reset(st)
     next_end = -1  # earliest true completion among the running requests
     next_a = float(a_sorted[0])

@@ -114,7 +114,7 @@ def run_sweep(
     workers
         Number of worker processes; ``0`` evaluates in this process (no cluster).
     progress
-        Show a tqdm bar on stderr.
+        Show progress on stderr (:class:`kvopt.core.progress.Progress`).
 
     Returns
     -------
@@ -127,11 +127,11 @@ def run_sweep(
     >>> rows
     []
     """
-    from tqdm import tqdm
+    from kvopt.core.progress import Progress
 
     seeds = list(spec.seeds)
     results: dict[int, list[dict[str, Any]]] = {}
-    bar = tqdm(total=len(seeds), disable=not progress, desc="sweep", unit="inst")
+    bar = Progress(len(seeds), "sweep", enabled=progress, unit="inst")
     if workers <= 0:
         for s in seeds:
             results[s] = evaluate_seed(spec, s)
