@@ -60,3 +60,30 @@ def test_mcsf_with_true_lengths_never_evicts_and_is_ip_feasible():
         sim = simulate(inst, "mcsf")
         assert sim.schedule.num_evictions == 0
         assert check_schedule(inst, sim.schedule).ok
+
+
+#: prediction-aware policies with noisy predictions and their ablations (issue 11)
+PREDICTION_VARIANTS = [
+    ("trail", {"predictions": {"kind": "uniform", "eps": 0.5}, "refine": False, "C": 0.5}),
+    ("trail", {"sigma0": 1.0, "every": 2, "bins": 4, "max_len": 12, "C": 0.8}),
+    ("trail", {"sigma0": 0.7, "bins": 0, "C": 0.0}),
+    ("sprpt", {"predictions": {"kind": "lognormal", "sigma": 0.8}}),
+    ("spjf", {"predictions": {"kind": "uniform", "eps": 0.9}}),
+    ("ssjf", {"predictions": {"kind": "uniform", "eps": 0.9}}),
+    ("tie", {"predictions": {"kind": "logt", "scale": 0.7}}),
+    ("tie", {"predictions": {"kind": "logt", "scale": 0.7}, "family": "lognormal"}),
+    ("tie", {"predictions": {"kind": "logt", "scale": 0.7}, "beta": 0.0, "tau": 2.0}),
+    ("tie", {"predictions": {"kind": "logt", "scale": 0.7}, "beta": 0.3, "batch_size": 1}),
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_instances(), seed=st.integers(0, 2**16))
+def test_opt_is_below_prediction_policies_with_noise(inst, seed):
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    for name, opts in PREDICTION_VARIANTS:
+        kw = dict(opts)
+        sim = simulate(inst, name, seed=seed, predictions=kw.pop("predictions", None), **kw)
+        rep = check_schedule(inst, sim.schedule)
+        assert rep.ok, (name, opts, str(rep))
+        assert rep.objective >= opt, (name, opts, rep.objective, opt)

@@ -28,6 +28,7 @@ from kvopt.core.instance import Instance
 from kvopt.core.metrics import Metrics, compute_metrics
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule
+from kvopt.predictions.predictors import PredictionCost
 from kvopt.sim.engine import (
     Decision,
     LivelockError,
@@ -47,6 +48,7 @@ from kvopt.sim.policies import (
     policy_options,
     register_policy,
 )
+from kvopt.sim.prediction_policies import RankPolicy, TiePolicy  # registers trail, tie, ...
 from kvopt.sim.predictions import Predictions, resolve_predictions
 from kvopt.sim.step_time import STEP_TIME_MODELS, StepTimeModel, get_step_time
 
@@ -61,11 +63,13 @@ __all__ = [
     "Policy",
     "PolicyError",
     "PolicyProtocol",
+    "RankPolicy",
     "Predictions",
     "SimResult",
     "SimState",
     "SimulationError",
     "check_policy",
+    "TiePolicy",
     "get_step_time",
     "policy_options",
     "register_policy",
@@ -157,6 +161,7 @@ def simulate(
     progress: bool = False,
     validate: bool = True,
     max_batch: int | None = None,
+    prediction_cost: Any = None,
     **policy_options: Any,
 ) -> SimResult:
     """Simulate ``policy`` on ``instance``.
@@ -187,6 +192,10 @@ def simulate(
     max_batch
         Batch-size limit ``B`` (concurrent requests) beside ``M``; default the instance's
         ``max_batch`` (unlimited if unset).
+    prediction_cost
+        Latency of a prediction batch (:class:`kvopt.predictions.PredictionCost` or a pair
+        ``(per_batch, per_item)``), added to the step time after every decision at which
+        the policy predicted (TRAIL, TIE, SSJF).
     **policy_options
         Passed to the policy factory (e.g. ``alpha=0.2``, ``beta=0.1``, ``ties="random"``,
         ``schedule=`` for ``"replay"``).
@@ -217,8 +226,14 @@ def simulate(
     meta = {"policy": name, "options": getattr(pol, "options", {}),
             "step_time": getattr(model, "name", "custom"), "seed": seed,
             "predictions": preds.label}
+    if prediction_cost is not None and not hasattr(prediction_cost, "seconds"):
+        prediction_cost = PredictionCost(*prediction_cost)
+    if prediction_cost is not None:
+        meta["prediction_cost"] = {"per_batch": prediction_cost.per_batch,
+                                   "per_item": prediction_cost.per_item}
     res = run_engine(instance, pol, model, np.random.default_rng(pol_ss), progress=progress,
-                     source=f"sim:{name}", meta=meta, max_batch=max_batch)
+                     source=f"sim:{name}", meta=meta, max_batch=max_batch,
+                     prediction_cost=prediction_cost)
     sched = res.schedule
     if validate:
         check_schedule(instance, sched).raise_if_invalid()

@@ -83,6 +83,9 @@ class Decision:
         Optional ``f(ids) -> bool mask``: only arrivals with a True mask can change the
         decision before the next other event (e.g. MC-SF: only requests that would sort
         before the blocked head of the queue). Others are delivered at the next event.
+    predictions
+        Number of length predictions the policy made at this decision point (one batch);
+        with ``run_engine(prediction_cost=...)`` their latency is added to the next batch.
     """
 
     evict: NDArray[np.int64] | None = None
@@ -91,6 +94,7 @@ class Decision:
     stall: int = 0
     arrivals_matter: bool = True
     arrival_filter: Any = None
+    predictions: int = 0
 
 
 class PolicyProtocol(Protocol):
@@ -271,6 +275,7 @@ def run_engine(
     source: str = "sim",
     meta: dict[str, Any] | None = None,
     max_batch: int | None = None,
+    prediction_cost: Any = None,
 ) -> EngineResult:
     """Run ``policy`` on ``instance``; see the module docstring for the model.
 
@@ -290,6 +295,10 @@ def run_engine(
     max_batch
         Batch-size limit ``B`` (default ``instance.max_batch``, unlimited if unset): a
         decision that leaves more than ``B`` requests running is a :class:`PolicyError`.
+    prediction_cost
+        Optional model with ``seconds(count)``: the latency of a batch of ``count``
+        predictions (:class:`kvopt.predictions.PredictionCost`), added to the batch after a
+        decision whose :attr:`Decision.predictions` is positive (in slots for ``unit``).
 
     Returns
     -------
@@ -310,6 +319,7 @@ def run_engine(
     rec = _Recorder()
     times: list[NDArray[np.float64]] = []
     stalls = 0
+    pred_batches, pred_items, pred_time = 0, 0, 0.0
     if slotted:
         st.t = int(a.min())
         t0 = st.t
@@ -403,6 +413,13 @@ def run_engine(
             st.run_end = np.concatenate([st.run_end, t + o[adm]])
             st.C += int(s[adm].sum()) - t * adm.shape[0]
         stalls += dec.stall
+        extra = 0.0
+        if dec.predictions:
+            pred_batches += 1
+            pred_items += int(dec.predictions)
+            if prediction_cost is not None:
+                extra = float(prediction_cost.seconds(int(dec.predictions)))
+                pred_time += extra
         cnt = int(st.running.shape[0])
         nxt = st.C + cnt * (t + 1)
         if nxt > M:
@@ -446,7 +463,7 @@ def run_engine(
         t_ev = max(min(cands), t + 1)
         L = t_ev - t
         # batch statistics of slots t+1 .. t_ev (composition constant after slot t+1)
-        if unit and not dec.stall:
+        if unit and not dec.stall and not extra:
             dur = None
         elif unit:
             dur = np.ones(L, dtype=np.float64)
@@ -485,6 +502,8 @@ def run_engine(
         else:
             if dec.stall:
                 dur[0] *= 1 + dec.stall
+            if extra:
+                dur[0] += extra
             tt = st.now + np.cumsum(dur)
         if not slotted and next_arr is not None and dec.arrivals_matter:
             x = next_arr
@@ -507,7 +526,7 @@ def run_engine(
         rec.add(ci, np.concatenate(comp_start), o[ci], True)
     req, rs, rl, rc = rec.arrays()
     all_times = np.concatenate(times)
-    keep_times = not (slotted and unit and stalls == 0)
+    keep_times = not (slotted and unit and stalls == 0 and pred_time == 0)
     sched = Schedule(
         run_request=req, run_start=rs, run_length=rl, run_completed=rc,
         instance_sha256=instance.sha256(), source=source,
@@ -515,4 +534,5 @@ def run_engine(
     )
     return EngineResult(sched, decisions, _time.perf_counter() - t_wall,
                         {"decisions": decisions, "evictions": evictions, "stalls": stalls,
-                         "slots": int(all_times.shape[0] - 1)})
+                         "slots": int(all_times.shape[0] - 1), "prediction_batches": pred_batches,
+                         "predictions": pred_items, "prediction_seconds": pred_time})

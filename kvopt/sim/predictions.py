@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvopt.core.instance import Instance
-from kvopt.predictions.predictors import noisy_point
+from kvopt.predictions.predictors import LogTPredictor, lognormal_point, noisy_point
 
 __all__ = ["Predictions", "buckets", "interval_width", "noisy_point", "resolve_predictions"]
 
@@ -30,6 +30,8 @@ class Predictions:
     lower: NDArray[np.int64] | None = None
     upper: NDArray[np.int64] | None = None
     label: str = "instance"
+    mu: NDArray[np.float64] | None = None
+    sigma: NDArray[np.float64] | None = None
 
 
 def interval_width(output: ArrayLike, x: float) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -65,7 +67,9 @@ def resolve_predictions(instance: Instance, spec: Any, rng: np.random.Generator)
     ``spec`` may be ``None`` (the instance's own predictions), ``"exact"`` (``o`` for all),
     an array (point predictions), a :class:`Predictions`, or a dict naming a noise model:
     ``{"kind": "uniform", "eps": 0.5}``, ``{"kind": "interval", "x": 0.5}``,
-    ``{"kind": "buckets", "width": 100}``.
+    ``{"kind": "buckets", "width": 100}``, ``{"kind": "lognormal", "sigma": 0.5}`` (point),
+    ``{"kind": "logt", "scale": 0.5, "nu": 3.5}`` (distributional ``mu``/``sigma`` for TIE,
+    :meth:`kvopt.predictions.LogTPredictor.from_lengths`, with the median as point).
 
     Examples
     --------
@@ -94,6 +98,16 @@ def resolve_predictions(instance: Instance, spec: Any, rng: np.random.Generator)
         if kind == "interval":
             lo, hi = interval_width(o, float(spec.get("x", 0.5)))
             return Predictions(None, lo, hi, f"interval(x={spec.get('x', 0.5)})")
+        if kind == "logt":  # distributional (TIE): calibrated log-t around the true length
+            pred = LogTPredictor(nu=float(spec.get("nu", 3.5)),
+                                 trace_scale=float(spec.get("scale", 0.5)))
+            mu, sg = pred.from_lengths(o, rng)
+            return Predictions(np.maximum(np.rint(np.exp(mu)), 1).astype(np.int64), None, None,
+                               f"logt(scale={pred.trace_scale:g},nu={pred.nu:g})", mu, sg)
+        if kind == "lognormal":  # point: o exp(sigma N(0, 1))
+            sig = float(spec.get("sigma", 0.5))
+            return Predictions(lognormal_point(o, sig, rng), None, None,
+                               f"lognormal(sigma={sig:g})")
         if kind == "buckets":
             lo, hi = buckets(o, int(spec.get("width", 100)))
             return Predictions(None, lo, hi, f"buckets(width={spec.get('width', 100)})")

@@ -1,0 +1,454 @@
+"""Prediction-aware policies: TRAIL (seed 004), TIE (seed 002), SPRPT/SRPT/SPJF and SSJF.
+
+Both families admit under the same memory convention as the vLLM-like policies of
+:mod:`kvopt.sim.policies`: a request started at decision point ``t`` needs ``s_i + 1`` tokens
+at slot ``t + 1``, a running one ``s_i + (t + 1 - start_i)``; the total must stay ``<= M``.
+Evicted requests lose their progress (recompute preemption, the one timing convention of
+kvopt). Keeping the KV of a preempted request (swap) is not offered: the shared
+:class:`kvopt.Schedule` has no paused state, so the validator could not check it.
+
+:class:`RankPolicy` (TRAIL family)
+    All requests, running and waiting, are ranked by *predicted remaining length* (lower
+    first; ties: running before waiting, then arrival). Running request ``i`` with age
+    ``a`` (tokens generated in its current run) is **not preemptable** once
+    ``a >= floor(C r_i)``, ``r_i`` its initial prediction (TRAIL's ``floor(C r)``
+    preemptible iterations, notes/seed-004-002 §1.4). At every decision: (1) if the running
+    requests, in rank order, overflow ``M`` at the next slot, the worst-ranked ones are
+    evicted (locked or not; on equal ranks the latest started; they re-queue and may
+    restart at once); (2) non-preemptable
+    requests keep their memory; (3) the preemptable running requests and the waiting queue
+    are walked in rank order with the rest of ``M``: a running request is kept if it fits
+    and preempted otherwise, a waiting one is started if it fits, and the first waiting one
+    that does not fit blocks all later waiting ones (strict priority, as MC-SF's scan). So a
+    running request is preempted only for better-ranked requests that are started. Ranks:
+
+    - static (``refine=False``): ``r_i - a`` with ``r_i`` a point prediction (SPRPT's rank;
+      with ``r = o`` it is SRPT's true remaining length);
+    - refined (``refine=True``): the :class:`~kvopt.predictions.RefinedPredictor`'s current
+      prediction of the remaining length (re-predicted every ``every`` tokens; the policy
+      wakes at every refresh and declares the predictions made, for the prediction cost).
+
+    The age in the limit is the current run's (``age="run"``, the paper's model) or the
+    *attained* service including the tokens of runs lost to preemption (``age="attained"``,
+    the default of ``trail`` with refined ranks): noisy refined ranks can otherwise make two
+    requests preempt each other forever (each restart loses the run, so ``age`` never reaches
+    ``C r``; observed on small instances), while with attained service a request is
+    preempted at most ``floor(C r)`` times; a vLLM request keeps its generated tokens anyway.
+
+    ``C >= 1`` equals ``C = inf`` (plain SPRPT) for static ranks: once ``a >= r`` the rank
+    ``r - a <= 0`` is below every newcomer's ``r >= 1``, so SPRPT never preempts it either
+    (the digest's sample-path argument, §1.5; tested). ``C = 0`` never preempts a started
+    request: SPJF. Registered: ``trail`` (refined, ``C = 0.8``), ``sprpt`` (static point
+    predictions, ``C = inf``), ``srpt`` (true lengths, ``C = inf``), ``spjf`` (static,
+    ``C = 0``).
+
+:class:`KeyGreedyPolicy` (TIE family; vLLM-like, no preemption except on overflow)
+    A min-priority queue of waiting requests admitted in key order while the next slot's
+    memory fits (as ``fcfs``/``sjf``); on overflow the lowest-priority running requests are
+    preempted. ``ssjf`` keys by a point prediction. ``tie`` keys by
+    ``Score = E[X~] + beta CVaR_alpha[X~]`` of the predicted log-t (``X~ = min(X,
+    max_tokens)``), computed once at arrival with the adaptive
+    ``beta = min(0.5, max(0.1, 0.1 L_q / B))`` frozen at that moment (``L_q`` = waiting
+    queue length, ``B`` = ``batch_size``), and the waiting decay
+    ``Score' = Score gamma^{t_w / tau}``. Since ``t_w = t - a_i`` for every queued request,
+    ``ln Score'_i = ln Score_i + (a_i / tau) ln(1/gamma) - (t / tau) ln(1/gamma)``: the last
+    term is common to all, so the queue order never changes over time and the static key
+    ``ln Score_i + (a_i / tau) ln(1/gamma)`` is exact (:func:`decayed_order` shows it; the
+    decay does reorder relative to no decay, by favouring earlier arrivals). Keys are
+    quantised to ``2^-30`` in log space for the integer heap (ties beyond that go by
+    arrival). Ablations: ``beta`` fixed, ``family="lognormal"``, ``beta=0`` (E only).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.predictions.distributions import LogNormal, LogT
+from kvopt.predictions.predictors import RefinedPredictor
+from kvopt.sim.engine import Decision, SimState, WaitQueue
+from kvopt.sim.policies import GreedyPolicy, Policy, PolicyInfo, arrival_rank, register_policy
+from kvopt.sim.predictions import Predictions
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+_KEY_SCALE = float(2**30)
+
+
+def _ordinal(x: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Integer keys with the same order (and ties) as the floats ``x``."""
+    _, inv = np.unique(x, return_inverse=True)
+    return inv.astype(np.int64).reshape(-1)
+
+
+class RankPolicy(Policy):
+    """TRAIL: SPRPT with limited preemption under the memory limit (module docstring).
+
+    Parameters
+    ----------
+    name
+        Registry name.
+    r0
+        Initial prediction of every request (``r``; TRAIL: the predicted bin's midpoint).
+    C
+        Preemption limit: preemptable while age ``< floor(C r)``; ``inf`` = always.
+    predictor
+        A :class:`~kvopt.predictions.RefinedPredictor` for refined ranks, or ``None`` for
+        the static rank ``r - age``.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=8, arrival=[0, 1], prompt=[3, 3], output=[5, 2])
+    >>> r = simulate(inst, "srpt")           # the short newcomer preempts the long one
+    >>> r.schedule.num_evictions, r.schedule.final_start(inst).tolist()
+    (1, [3, 1])
+    >>> simulate(inst, "spjf", predictions="exact").schedule.final_start(inst).tolist()
+    [0, 5]
+    """
+
+    def __init__(self, name: str, r0: NDArray[np.float64], *, C: float = 0.8,
+                 predictor: RefinedPredictor | None = None, age: str = "run") -> None:
+        if not C >= 0:
+            raise ValueError(f"C must be >= 0, got {C}")
+        if age not in ("run", "attained"):
+            raise ValueError(f"age must be 'run' or 'attained', got {age!r}")
+        self.age_mode = age
+        self.name = name
+        self.r0 = np.asarray(r0, dtype=np.float64)
+        self.C = float(C)
+        self.predictor = predictor
+        self.options = {"C": self.C, "predictor": predictor.label() if predictor else "static",
+                        "age": age}
+
+    def reset(self, st: SimState) -> None:
+        self.rank = arrival_rank(st.a)
+        self.queue = WaitQueue(self.rank)
+        self.key = _ordinal(self.r0)
+        if math.isinf(self.C):
+            self.limit = np.full(st.n, np.iinfo(np.int64).max, dtype=np.int64)
+        else:
+            self.limit = np.floor(self.C * self.r0 + 1e-9).astype(np.int64)
+        self.attained = np.zeros(st.n, dtype=np.int64)  # tokens of earlier, lost runs
+        self.stats = {"preemptions": 0, "overflow_evictions": 0}
+
+    def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
+        self.queue.push(ids, self.key[ids])
+
+    def _ranks(self, st: SimState, run: NDArray[np.int64], age: NDArray[np.int64]
+               ) -> NDArray[np.float64]:
+        if self.predictor is None:
+            return self.r0[run] - age
+        return self.predictor.remaining(run, st.o[run], age)
+
+    def decide(self, st: SimState) -> Decision:
+        t, s, M = st.t, st.s, st.M
+        B = int(getattr(st, "B", st.n))
+        run = st.running
+        queue = self.queue
+        evict: list[int] = []
+        preempted: list[int] = []
+        admit: list[int] = []
+        used = 0
+        npred = 0
+        wake = None
+        age = _EMPTY
+        if run.shape[0]:
+            age = t - st.start[run]
+            rk = self._ranks(st, run, age)
+            contrib = s[run] + (t + 1) - st.start[run]
+            served = age + self.attained[run] if self.age_mode == "attained" else age
+            locked = served >= self.limit[run]
+            tie = self.rank[run]
+            # 1. overflow: the running requests, by rank, must fit M at t+1; the worst go
+            #    (non-preemptable ones too: someone must) and may restart at once
+            order = np.lexsort((tie, st.start[run], rk))  # ties: the latest started goes
+            cum = np.cumsum(contrib[order])
+            k = int(np.searchsorted(cum, M, side="right"))
+            if k < order.size:
+                over = run[order[k:]]
+                self.stats["overflow_evictions"] += int(over.size)
+                evict.extend(over.tolist())
+                queue.push(over, self.key[over])
+                keep = np.zeros(run.shape[0], dtype=bool)
+                keep[order[:k]] = True
+                run, age, rk, contrib, locked, tie = (x[keep] for x in
+                                                      (run, age, rk, contrib, locked, tie))
+            # 2. non-preemptable requests keep their memory
+            used = int(contrib[locked].sum())
+            count = int(locked.sum())  # requests in the next batch (limit st.B)
+            # 3. preemptable running merged with the waiting queue by rank (running first
+            #    on ties); a waiting request that does not fit blocks the later ones
+            pi = np.flatnonzero(~locked)
+            pi = pi[np.lexsort((tie[pi], rk[pi]))]
+            prk = rk[pi].tolist()
+            pids = run[pi].tolist()
+            pc = contrib[pi].tolist()
+            r0 = self.r0
+            blocked = False
+            j = 0
+            npre = len(pids)
+            while j < npre or (not blocked and len(queue)):
+                if j < npre and (blocked or not len(queue) or prk[j] <= r0[queue.peek()]):
+                    if used + pc[j] <= M and count < B:
+                        used += pc[j]
+                        count += 1
+                    else:
+                        preempted.append(pids[j])
+                        self.stats["preemptions"] += 1
+                    j += 1
+                    continue
+                w = queue.peek()
+                need = int(s[w]) + 1
+                if used + need <= M and count < B:
+                    queue.pop()
+                    admit.append(w)
+                    used += need
+                    count += 1
+                else:
+                    blocked = True
+        else:
+            while len(queue):
+                w = queue.peek()
+                need = int(s[w]) + 1
+                if used + need > M or len(admit) >= B:
+                    break
+                queue.pop()
+                admit.append(w)
+                used += need
+        if preempted:
+            ev_ids = np.asarray(preempted, dtype=np.int64)
+            queue.push(ev_ids, self.key[ev_ids])
+            evict.extend(preempted)
+        if evict:
+            ev_all = np.asarray(evict, dtype=np.int64)
+            self.attained[ev_all] += t - st.start[ev_all]
+        adm = np.asarray(admit, dtype=np.int64)
+        if self.predictor is not None:
+            ev = int(self.predictor.every)
+            if run.shape[0]:
+                keep = np.ones(run.shape[0], dtype=bool)
+                if preempted:
+                    keep = ~np.isin(run, np.asarray(preempted, dtype=np.int64))
+                # refreshes at this decision (age a positive multiple of `every`), the next one
+                npred = int(((age % ev == 0) & (age > 0) & keep).sum())
+                if keep.any():
+                    wake = int((st.start[run[keep]] + ev * (age[keep] // ev + 1)).min())
+            if adm.size:
+                npred += int(adm.size)  # the initial prediction of each started request
+                wake = t + ev if wake is None else min(wake, t + ev)
+        return Decision(evict=np.asarray(evict, dtype=np.int64) if evict else None,
+                        admit=adm, wake=wake, predictions=npred)
+
+
+class KeyGreedyPolicy(GreedyPolicy):
+    """vLLM-like admission by memory in the order of per-request keys (SSJF, TIE).
+
+    Parameters
+    ----------
+    name
+        Registry name.
+    keys
+        Static float keys (lower first), or ``None`` when :meth:`arrival_keys` computes them
+        on arrival.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[2, 1, 1])
+    >>> simulate(inst, "ssjf", predictions=[3, 2, 1]).schedule.final_start(inst).tolist()
+    [1, 0, 0]
+    """
+
+    def __init__(self, name: str, keys: NDArray[np.float64] | None = None,
+                 **kw: Any) -> None:
+        kw.setdefault("order", "length")  # key order; arrivals can matter; victims by key
+        super().__init__(name, **kw)
+        self.static_keys = None if keys is None else np.asarray(keys, dtype=np.float64)
+
+    def reset(self, st: SimState) -> None:
+        super().reset(st)
+        if self.static_keys is not None:
+            self.key = _ordinal(self.static_keys)
+        self.pending = 0
+        self.stats["predictions"] = 0
+
+    def arrival_keys(self, st: SimState, ids: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Integer keys of newly arrived ``ids`` (static keys by default)."""
+        return self.key[ids]
+
+    def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
+        self.key[ids] = self.arrival_keys(st, ids)
+        self.pending += int(ids.shape[0])
+        self.stats["predictions"] += int(ids.shape[0])
+        self.queue.push(ids, self.key[ids])
+
+    def decide(self, st: SimState) -> Decision:
+        dec = super().decide(st)
+        dec.predictions, self.pending = self.pending, 0
+        if self.static_keys is None:
+            dec.arrival_filter = None  # keys of future arrivals are not known yet
+        return dec
+
+
+def adaptive_beta(queue_length: int, batch_size: int) -> float:
+    """TIE's ``beta = min(0.5, max(0.1, 0.1 L_q / B))``.
+
+    Examples
+    --------
+    >>> [adaptive_beta(q, 10) for q in (0, 10, 30, 50, 90)]
+    [0.1, 0.1, 0.3, 0.5, 0.5]
+    """
+    return min(0.5, max(0.1, 0.1 * queue_length / batch_size))
+
+
+def decayed_order(score: NDArray[np.float64], arrival: NDArray[np.float64], t: float,
+                  gamma: float = 0.9, tau: float = 30.0) -> NDArray[np.int64]:
+    """Queue order (argsort, stable) of ``score * gamma^((t - arrival) / tau)`` at time ``t``.
+
+    It does not depend on ``t``: the factor ``gamma^(t / tau)`` is common to every queued
+    request (see the module docstring).
+
+    Examples
+    --------
+    >>> sc, a = np.array([100.0, 95.0]), np.array([0.0, 60.0])
+    >>> [decayed_order(sc, a, t).tolist() for t in (60.0, 600.0, 6000.0)]
+    [[0, 1], [0, 1], [0, 1]]
+    >>> np.argsort(sc).tolist()      # without the decay the later, smaller score goes first
+    [1, 0]
+    """
+    w = score * np.power(gamma, (t - arrival) / tau)
+    return np.argsort(w, kind="stable")
+
+
+class TiePolicy(KeyGreedyPolicy):
+    """TIE: log-t (or log-normal) score ``E + beta CVaR`` with adaptive beta and waiting decay.
+
+    Parameters
+    ----------
+    mu, sigma
+        Predicted distribution parameters per request.
+    family
+        ``"logt"`` or ``"lognormal"``.
+    nu, alpha
+        Degrees of freedom (log-t) and CVaR level.
+    beta
+        ``"adaptive"`` or a fixed float (``0`` = E only, SEPT).
+    batch_size
+        ``B`` in the adaptive beta.
+    gamma, tau
+        Waiting decay ``gamma^{t_w / tau}`` (``tau`` in the instance's time unit);
+        ``decay=False`` drops it.
+    max_tokens
+        Generation cut-off per request (``X~ = min(X, max_tokens)``).
+    """
+
+    def __init__(self, name: str, mu: NDArray[np.float64], sigma: NDArray[np.float64], *,
+                 family: str = "logt", nu: float = 3.5, alpha: float = 0.9,
+                 beta: float | str = "adaptive", batch_size: int = 256, gamma: float = 0.9,
+                 tau: float = 30.0, decay: bool = True,
+                 max_tokens: NDArray[np.float64] | float = 2048.0, mode: str = "censor",
+                 **kw: Any) -> None:
+        super().__init__(name, None, **kw)
+        if family not in ("logt", "lognormal"):
+            raise ValueError(f"family must be 'logt' or 'lognormal', got {family!r}")
+        if beta != "adaptive" and not (isinstance(beta, (int, float)) and beta >= 0):
+            raise ValueError(f"beta must be 'adaptive' or a number >= 0, got {beta!r}")
+        if batch_size < 1 or not 0 < gamma <= 1 or not tau > 0:
+            raise ValueError("batch_size >= 1, 0 < gamma <= 1 and tau > 0 required")
+        self.mu = np.asarray(mu, dtype=np.float64)
+        self.sigma = np.asarray(sigma, dtype=np.float64)
+        self.family, self.nu, self.cvar_alpha, self.beta = family, float(nu), float(alpha), beta
+        self.batch_size, self.gamma, self.tau, self.decay = int(batch_size), gamma, tau, decay
+        self.max_tokens = max_tokens
+        self.mode = mode
+        self.options.update({"family": family, "nu": nu, "cvar_alpha": alpha, "beta": beta,
+                             "batch_size": batch_size, "gamma": gamma, "tau": tau,
+                             "decay": decay, "mode": mode})
+
+    def reset(self, st: SimState) -> None:
+        super().reset(st)
+        self.xmax = np.broadcast_to(np.asarray(self.max_tokens, dtype=np.float64),
+                                    (st.n,)).copy()
+        self.score = np.zeros(st.n)
+        self.beta_used = np.zeros(st.n)
+
+    def scores(self, ids: NDArray[np.int64], beta: float) -> NDArray[np.float64]:
+        """``E + beta CVaR`` of the predicted distributions of ``ids``."""
+        if self.family == "logt":
+            d: Any = LogT(self.mu[ids], self.sigma[ids], self.nu)
+        else:
+            d = LogNormal(self.mu[ids], self.sigma[ids])
+        return np.asarray(d.score(beta, self.cvar_alpha, self.xmax[ids], self.mode))
+
+    def arrival_keys(self, st: SimState, ids: NDArray[np.int64]) -> NDArray[np.int64]:
+        beta = (adaptive_beta(len(self.queue), self.batch_size) if self.beta == "adaptive"
+                else float(self.beta))
+        sc = self.scores(ids, beta)
+        self.score[ids] = sc
+        self.beta_used[ids] = beta
+        key = np.log(np.maximum(sc, 1e-300))
+        if self.decay and self.gamma < 1:
+            key = key + st.a[ids].astype(np.float64) / self.tau * math.log(1 / self.gamma)
+        return np.rint(key * _KEY_SCALE).astype(np.int64)
+
+
+# ------------------------------------------------------------------------- factories
+def _point(inst: Instance, pr: Predictions) -> NDArray[np.float64]:
+    return (pr.point if pr.point is not None else inst.output).astype(np.float64)
+
+
+def _trail(inst: Instance, pr: Predictions, *, C: float = 0.8, refine: bool = True,
+           age: str | None = None,
+           sigma0: float = 0.5, rho: float = 0.5, every: int = 1, bins: int = 10,
+           max_len: float | None = None, pred_seed: int = 0) -> Policy:
+    if not refine:
+        return RankPolicy("trail", _point(inst, pr), C=C, age=age or "run")
+    # bins over [0, max_len]: TRAIL uses 512 (its longest output); default: the memory M
+    p = RefinedPredictor(sigma0=sigma0, rho=rho, every=every, bins=bins,
+                         max_len=float(inst.memory if max_len is None else max_len),
+                         seed=pred_seed)
+    r0 = p.initial(np.arange(inst.n), inst.output)
+    return RankPolicy("trail", r0, C=C, predictor=p, age=age or "attained")
+
+
+def _sprpt(inst: Instance, pr: Predictions, *, C: float = math.inf) -> Policy:
+    return RankPolicy("sprpt", _point(inst, pr), C=C)
+
+
+def _srpt(inst: Instance, pr: Predictions) -> Policy:
+    return RankPolicy("srpt", inst.output.astype(np.float64), C=math.inf)
+
+
+def _spjf(inst: Instance, pr: Predictions) -> Policy:
+    return RankPolicy("spjf", _point(inst, pr), C=0.0)
+
+
+def _ssjf(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
+    return KeyGreedyPolicy("ssjf", _point(inst, pr), **kw)
+
+
+def _tie(inst: Instance, pr: Predictions, *, sigma: float = 0.5, max_tokens: Any = None,
+         **kw: Any) -> Policy:
+    if pr.mu is not None and pr.sigma is not None:
+        mu, sg = pr.mu, pr.sigma
+    else:  # no distributional predictions: centred at the point prediction (or true length)
+        mu = np.log(_point(inst, pr))
+        sg = np.full(inst.n, float(sigma))
+    xm = (inst.memory - inst.prompt).astype(np.float64)
+    if max_tokens is not None:
+        xm = np.minimum(xm, float(max_tokens))
+    return TiePolicy("tie", mu, sg, max_tokens=xm, **kw)
+
+
+register_policy("trail", _trail, PolicyInfo())
+register_policy("sprpt", _sprpt, PolicyInfo())
+register_policy("srpt", _srpt, PolicyInfo(offline=True))
+register_policy("spjf", _spjf, PolicyInfo())
+register_policy("ssjf", _ssjf, PolicyInfo())
+register_policy("tie", _tie, PolicyInfo())

@@ -1,0 +1,145 @@
+"""TRAIL (SPRPT with limited preemption), TIE, SSJF and the prediction cost (issue 11)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from kvopt import Instance, check_schedule
+from kvopt.core.generators import model2
+from kvopt.predictions import RefinedPredictor, heavy_tailed_workload
+from kvopt.sim import simulate
+from kvopt.sim.prediction_policies import RankPolicy, adaptive_beta, decayed_order
+from kvopt.sim.predictions import Predictions
+
+
+def _instances():
+    out = [model2(s, rate=r, horizon=25) for s, r in ((1, 1.0), (2, 1.5))]
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        n = int(rng.integers(10, 40))
+        M = int(rng.integers(20, 60))
+        s = rng.integers(0, 6, n)
+        o = rng.integers(1, M - s + 1)
+        out.append(Instance(memory=M, arrival=rng.integers(0, 25, n), prompt=s, output=o))
+    return out
+
+
+@pytest.mark.parametrize("C", [1.0, 1.3, 4.0])
+def test_trail_with_c_at_least_one_is_sprpt(C):
+    """notes/seed-004-002 §1.5: every C >= 1 is SPRPT (same instance, same predictions)."""
+    for k, inst in enumerate(_instances()):
+        for eps in (0.0, 0.5, 0.9):
+            pr = {"kind": "uniform", "eps": eps}
+            a = simulate(inst, "trail", seed=k, predictions=pr, refine=False, C=C)
+            b = simulate(inst, "sprpt", seed=k, predictions=pr)
+            assert a.schedule.same_runs(b.schedule), (k, eps)
+
+
+def test_limited_preemption_changes_the_schedule_below_one():
+    """The limit matters for C < 1 (else the equality above would be vacuous)."""
+    differ = 0
+    for k, inst in enumerate(_instances()):
+        pr = {"kind": "uniform", "eps": 0.5}
+        a = simulate(inst, "trail", seed=k, predictions=pr, refine=False, C=0.3)
+        b = simulate(inst, "sprpt", seed=k, predictions=pr)
+        differ += not a.schedule.same_runs(b.schedule)
+    assert differ > 0
+
+
+@pytest.mark.parametrize("C", [1.0, 2.0, math.inf])
+def test_trail_with_perfect_predictions_is_srpt(C):
+    for inst in _instances():
+        srpt = simulate(inst, "srpt")
+        static = simulate(inst, "trail", predictions="exact", refine=False, C=C)
+        refined = simulate(inst, "trail", sigma0=0.0, bins=0, C=C, age="run")  # exact remaining
+        assert static.schedule.same_runs(srpt.schedule)
+        assert refined.schedule.same_runs(srpt.schedule)
+
+
+def test_trail_c_zero_is_spjf():
+    for k, inst in enumerate(_instances()):
+        pr = {"kind": "uniform", "eps": 0.5}
+        a = simulate(inst, "trail", seed=k, predictions=pr, refine=False, C=0.0)
+        b = simulate(inst, "spjf", seed=k, predictions=pr)
+        assert a.schedule.same_runs(b.schedule)
+
+
+def test_srpt_preempts_only_for_better_requests():
+    inst = Instance(memory=8, arrival=[0, 1], prompt=[3, 3], output=[5, 2])
+    r = simulate(inst, "srpt")
+    assert r.schedule.num_evictions == 1 and r.metrics.total_latency == 10.0
+    assert simulate(inst, "spjf", predictions="exact").schedule.num_evictions == 0
+
+
+def test_refined_trail_declares_predictions_and_pays_their_cost():
+    inst = model2(7, rate=1.2)
+    free = simulate(inst, "trail", seed=1)
+    zero = simulate(inst, "trail", seed=1, prediction_cost=(0.0, 0.0))
+    paid = simulate(inst, "trail", seed=1, prediction_cost=(0.5, 0.01))
+    assert free.stats["predictions"] > inst.n  # refreshes, not only the initial predictions
+    assert zero.schedule.same_runs(free.schedule)
+    assert paid.stats["prediction_seconds"] > 0
+    assert check_schedule(inst, paid.schedule).ok
+    assert paid.metrics.mean_latency_s > free.metrics.mean_latency  # (unit steps: 1 s each)
+
+
+def test_tie_prediction_cost_on_a_timed_instance():
+    w = heavy_tailed_workload(300, rate=2.0, memory=8000, seed=3)
+    pr = Predictions(mu=w.mu, sigma=w.sigma, label="truth")
+    a = simulate(w.instance, "tie", predictions=pr, step_time="a100-llama2-7b-tp1")
+    b = simulate(w.instance, "tie", predictions=pr, step_time="a100-llama2-7b-tp1",
+                 prediction_cost=(0.003, 0.0))
+    assert a.stats["predictions"] == w.instance.n
+    assert b.stats["prediction_seconds"] == pytest.approx(0.003 * b.stats["prediction_batches"])
+    assert b.stats["prediction_batches"] > 0 and b.schedule.same_runs(b.schedule)
+
+
+def test_adaptive_beta_range():
+    assert [adaptive_beta(q, 256) for q in (0, 256, 512, 1280, 10_000)] == [
+        0.1, 0.1, 0.2, 0.5, 0.5]
+
+
+def test_waiting_decay_leaves_queue_order_unchanged():
+    """Score * gamma^((t - a)/tau): the order of queued requests is the same at every t and
+    equals the order of the static key ln Score + (a / tau) ln(1/gamma) used by TIE."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n = 30
+        score = np.exp(rng.normal(5, 1, n))
+        a = np.sort(rng.uniform(0, 300, n))
+        static = np.argsort(np.log(score) + a / 30.0 * math.log(1 / 0.9), kind="stable")
+        for t in (a.max(), a.max() + 10, a.max() + 1000):
+            assert np.array_equal(decayed_order(score, a, t), static)
+
+
+def test_tie_queue_uses_decayed_order():
+    """At any decision, TIE's heap pops in the decayed-score order."""
+    w = heavy_tailed_workload(200, rate=50.0, memory=6000, seed=4)  # a long queue builds up
+    pr = Predictions(mu=w.mu, sigma=w.sigma, label="truth")
+    res = simulate(w.instance, "tie", predictions=pr, beta=0.2, tau=0.5)
+    inst = w.instance
+    st = res.schedule.final_start(inst)
+    # requests waiting together: the one started first has the smaller decayed score
+    from kvopt.predictions import LogT
+    sc = LogT(w.mu, w.sigma, 3.5).score(0.2, 0.9, np.minimum(2048, inst.memory - inst.prompt))
+    key = np.log(sc) + inst.arrival / 0.5 * math.log(1 / 0.9)
+    bad = 0
+    for i in range(inst.n):
+        for j in range(inst.n):
+            # both waiting when i started, j started strictly later (and no overflow preemption)
+            if inst.arrival[j] <= res.schedule.times[st[i]] - 1e-9 and st[j] > st[i]:
+                bad += key[j] < key[i] - 1e-6 and inst.prompt[j] + 1 <= inst.prompt[i] + 1
+    assert res.schedule.num_evictions > 0 or bad == 0
+
+
+def test_rank_policy_rejects_negative_c():
+    with pytest.raises(ValueError, match="C"):
+        RankPolicy("x", np.ones(3), C=-1)
+
+
+def test_refined_predictor_label_in_options():
+    inst = model2(1)
+    r = simulate(inst, "trail", sigma0=0.3, every=4)
+    assert "every=4" in r.schedule.meta["options"]["predictor"]
+    assert isinstance(RefinedPredictor().label(), str)
