@@ -34,6 +34,8 @@ kvopt). Keeping the KV of a preempted request (swap) is not offered: the shared
     requests preempt each other forever (each restart loses the run, so ``age`` never reaches
     ``C r``; observed on small instances), while with attained service a request is
     preempted at most ``floor(C r)`` times; a vLLM request keeps its generated tokens anyway.
+    In that mode overflow evicts preemptable requests (worst rank first) before locked ones,
+    and locked ones latest-started first, so the oldest locked run always finishes.
 
     ``C >= 1`` equals ``C = inf`` (plain SPRPT) for static ranks: once ``a >= r`` the rank
     ``r - a <= 0`` is below every newcomer's ``r >= 1``, so SPRPT never preempts it either
@@ -166,7 +168,12 @@ class RankPolicy(Policy):
             tie = self.rank[run]
             # 1. overflow: the running requests, by rank, must fit M at t+1; the worst go
             #    (non-preemptable ones too: someone must) and may restart at once
-            order = np.lexsort((tie, st.start[run], rk))  # ties: the latest started goes
+            if self.age_mode == "attained":  # locked first, oldest run first: progress
+                sr = st.start[run]
+                order = np.lexsort((tie, sr, np.where(locked, 0.0, rk), np.where(locked, sr, 0),
+                                    ~locked))
+            else:
+                order = np.lexsort((tie, st.start[run], rk))  # ties: the latest started goes
             cum = np.cumsum(contrib[order])
             k = int(np.searchsorted(cum, M, side="right"))
             if k < order.size:
