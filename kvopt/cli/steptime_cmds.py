@@ -147,7 +147,6 @@ def _where(items: list[str]) -> dict[str, str]:
 def run_fit(args: argparse.Namespace) -> int:
     """Fit, report the held-out error, optionally save."""
     import dataclasses
-    import sys
 
     from kvopt.cli.common import check_input_file, check_output_file, emit
     from kvopt.core.errors import UsageError
@@ -170,10 +169,10 @@ def run_fit(args: argparse.Namespace) -> int:
         base = dataclasses.replace(base, interconnect=args.interconnect,
                                    name=f"{base.name}-{args.interconnect}")
     res = fit_step_time(rows, base, holdout=args.holdout, seed=args.seed)
-    doc = {"measurements": args.measurements, "rows": len(rows), **res.to_dict(),
-           "model": res.model.name}
+    doc = {"measurements": args.measurements, "where": where, "rows": len(rows),
+           "interconnect": args.interconnect, **res.to_dict(), "model": res.model.name}
     if args.out:
-        save_step_time(res.model, args.out, extra={**doc, "command": " ".join(sys.argv)})
+        save_step_time(res.model, args.out, extra=doc)
         doc["out"] = args.out
     lines = [f"fit of {res.base} to {len(rows)} rows of {args.measurements} "
              f"(held out {args.holdout:g} per kind, seed {args.seed})",
