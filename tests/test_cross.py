@@ -13,6 +13,7 @@ from kvopt.mip import solve
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
 from tests.bruteforce import brute_force_opt
+from tests.slo_strategies import slo_instances
 
 POLICY_NAMES = sorted(p for p in POLICIES if p != "replay")
 
@@ -87,3 +88,23 @@ def test_opt_is_below_prediction_policies_with_noise(inst, seed):
         rep = check_schedule(inst, sim.schedule)
         assert rep.ok, (name, opts, str(rep))
         assert rep.objective >= opt, (name, opts, rep.objective, opt)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=slo_instances(predictions=True), seed=st.integers(0, 2**16))
+def test_goodput_opt_is_above_every_policy(inst, seed):
+    """Mixed-SLO instances with a batch limit: the offline goodput optimum (validated) is >=
+    every policy's validated goodput."""
+    res = solve(inst, objective="goodput", solver="highs", time_limit=30)
+    assert res.status == "optimal"
+    opt = check_schedule(inst, res.schedule).goodput.token_goodput
+    assert opt == res.objective
+    for name in POLICY_NAMES:
+        try:
+            sim = simulate(inst, name, seed=seed)
+        except LivelockError:
+            assert policy_info(name).may_livelock
+            continue
+        rep = check_schedule(inst, sim.schedule)
+        assert rep.ok, (name, str(rep))
+        assert rep.goodput.token_goodput <= opt + 1e-9, (name, rep.goodput.token_goodput, opt)

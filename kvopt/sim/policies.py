@@ -65,8 +65,10 @@ from numpy.typing import NDArray
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
+from kvopt.core.slo import absolute_deadline
 from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
 from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
+from kvopt.sim.gmax import GmaxPolicy
 from kvopt.sim.predictions import Predictions, buckets
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -105,6 +107,26 @@ def arrival_rank(arrival: NDArray[Any]) -> NDArray[np.int64]:
     """``rank[i]``: position of ``i`` in the order ``(arrival, id)``."""
     n = arrival.shape[0]
     idx = np.lexsort((np.arange(n), arrival))
+    rank = np.empty(n, dtype=np.int64)
+    rank[idx] = np.arange(n)
+    return rank
+
+
+def deadline_rank(instance: Instance) -> NDArray[np.int64]:
+    """``rank[i]``: position of ``i`` in the order (absolute deadline, arrival, id); the
+    deadline is :func:`kvopt.core.slo.absolute_deadline` (``inf`` without an SLO).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=9, arrival=[0, 0, 1], prompt=[0, 0, 0], output=[2, 2, 2],
+    ...                 slo_kind=["deadline", "none", "deadline"], deadline=[9, None, 3])
+    >>> deadline_rank(inst).tolist()
+    [1, 2, 0]
+    """
+    n = instance.n
+    due = (np.full(n, np.inf) if instance.slo is None
+           else absolute_deadline(instance.slo, instance.arrival, instance.output))
+    idx = np.lexsort((np.arange(n), instance.arrival, due))
     rank = np.empty(n, dtype=np.int64)
     rank[idx] = np.arange(n)
     return rank
@@ -392,8 +414,8 @@ class GreedyPolicy(Policy):
                  **extra: Any) -> None:
         if extra:
             raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
-        if order not in ("arrival", "length"):
-            raise UsageError("order", f"must be arrival or length, got {order!r}")
+        if order not in ("arrival", "length", "deadline"):
+            raise UsageError("order", f"must be arrival, length or deadline, got {order!r}")
         if overflow not in ("preempt", "clear-all", "beta"):
             raise UsageError("overflow", f"must be preempt, clear-all or beta, got {overflow!r}")
         alpha = _number("alpha", alpha, 0.0, 1.0, hi_open=True)
@@ -406,7 +428,10 @@ class GreedyPolicy(Policy):
     def reset(self, st: SimState) -> None:
         self.rank = arrival_rank(st.a)
         self.queue = WaitQueue(self.rank)
-        self.key = st.o.copy() if self.order == "length" else np.zeros(st.n, dtype=np.int64)
+        if self.order == "deadline":  # EDF: rank of the absolute deadline (ties: arrival, id)
+            self.key = deadline_rank(st.instance)
+        else:
+            self.key = st.o.copy() if self.order == "length" else np.zeros(st.n, dtype=np.int64)
         self.threshold = int(np.floor((1.0 - self.alpha) * st.M + 1e-9))
         self.last_clear: tuple[int, int, int] | None = None
         self.stats = {"clearings": 0, "preemptions": 0, "passes": 0}
@@ -629,6 +654,15 @@ def _sjf(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
     return GreedyPolicy("sjf", order="length", **kw)
 
 
+def _edf(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
+    return GreedyPolicy("edf", order="deadline", **kw)
+
+
+def _gmax(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
+    median = pr.point if pr.point is not None else inst.output
+    return GmaxPolicy("gmax", median, **kw)  # type: ignore[return-value]
+
+
 def _alpha(inst: Instance, pr: Predictions, *, alpha: float = 0.25, **kw: Any) -> Policy:
     return GreedyPolicy("alpha-protection", alpha=alpha, overflow="clear-all", **kw)
 
@@ -659,6 +693,8 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "mcsf-margin": _mcsf_margin,
     "fcfs": _fcfs,
     "sjf": _sjf,
+    "edf": _edf,
+    "gmax": _gmax,
     "alpha-protection": _alpha,
     "alpha-beta-clearing": _alpha_beta,
     "replay": _replay,
@@ -667,7 +703,7 @@ POLICIES: dict[str, Callable[..., Policy]] = {
 
 #: For each registry factory: the constructor its extra ``**options`` go to, and the keywords
 #: of that constructor the factory sets itself (so they are not user options).
-_FORWARDS: dict[str, tuple[Callable[..., Policy] | None, tuple[str, ...]]] = {
+_FORWARDS: dict[str, tuple[Callable[..., Any] | None, tuple[str, ...]]] = {
     "mcsf": (FutureMemoryPolicy, ()),
     "mc-benchmark": (FutureMemoryPolicy, ("order",)),
     "hsf": (FutureMemoryPolicy, ()),
@@ -678,6 +714,8 @@ _FORWARDS: dict[str, tuple[Callable[..., Policy] | None, tuple[str, ...]]] = {
     "mcsf-margin": (FutureMemoryPolicy, ("margin",)),
     "fcfs": (GreedyPolicy, ()),
     "sjf": (GreedyPolicy, ("order",)),
+    "edf": (GreedyPolicy, ("order",)),
+    "gmax": (GmaxPolicy, ()),
     "alpha-protection": (GreedyPolicy, ("alpha", "overflow")),
     "alpha-beta-clearing": (GreedyPolicy, ("alpha", "overflow", "beta")),
     "replay": (None, ()),

@@ -16,6 +16,7 @@ from kvopt.mip.hardness import (
     solve_knapsack,
 )
 from tests.bruteforce import brute_force_goodput, brute_force_mkp
+from tests.slo_strategies import slo_instances
 
 
 @st.composite
@@ -63,29 +64,6 @@ def test_bad_knapsack_arguments(args, field):
     with pytest.raises(UsageError) as exc:
         knapsack_instance(*args)
     assert exc.value.field == field
-
-
-@st.composite
-def slo_instances(draw):
-    n = draw(st.integers(1, 4))
-    M = draw(st.integers(4, 9))
-    s = [draw(st.integers(0, 2)) for _ in range(n)]
-    o = [draw(st.integers(1, min(3, M - si))) for si in s]
-    a = [draw(st.integers(0, 2)) for _ in range(n)]
-    kinds = [draw(st.sampled_from(["deadline", "stream", "compound", "none"])) for _ in range(n)]
-    dl = [draw(st.integers(1, 6)) if k in ("deadline", "compound") else None for k in kinds]
-    for i, k in enumerate(kinds):  # one deadline per compound group (group 0)
-        if k == "compound":
-            dl[i] = next(dl[j] for j in range(n) if kinds[j] == "compound")
-    ttft = [draw(st.integers(1, 4)) if k == "stream" else None for k in kinds]
-    tbt = [draw(st.sampled_from([0.5, 1, 2])) if k == "stream" else None for k in kinds]
-    value = [draw(st.sampled_from([None, 3, 7])) if k != "none" else None for k in kinds]
-    B = draw(st.sampled_from([None, 1, 2]))
-    return Instance(memory=M, arrival=a, prompt=s, output=o, slo_kind=kinds, deadline=dl,
-                    ttft_slo=ttft, tbt_slo=tbt, value=value,
-                    group=[0 if k == "compound" else None for k in kinds],
-                    stage=[i if k == "compound" else None for i, k in enumerate(kinds)],
-                    max_batch=B)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
