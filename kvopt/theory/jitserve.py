@@ -178,7 +178,8 @@ def edf_sjf_instance(N: int = 9, M: int = 20, d: int = 2) -> Instance:
     T = (N + 1) * d
     return Instance(
         memory=T, arrival=np.array([0] + [i * d for i in range(N)]),
-        prompt=np.zeros(N + 1, dtype=np.int64), output=np.array([T] + [d] * N), max_batch=1, slo_kind=["deadline"] * (N + 1),
+        prompt=np.zeros(N + 1, dtype=np.int64), output=np.array([T] + [d] * N), max_batch=1,
+        slo_kind=["deadline"] * (N + 1),
         deadline=[T] + [d] * N, value=[M] + [1] * N,
         name=f"edf-sjf-N{N}-M{M}-d{d}",
         source="seed 003 App. E.1 (non-competitiveness of EDF/SJF), B_i deadlines corrected "
