@@ -1,8 +1,8 @@
 """Profile your own GPU: time Llama-shaped forward passes and write the CSV ``fit`` reads.
 
-Optional: needs PyTorch with CUDA (``pip install "kvopt[gpu]"``); torch is imported only by
-:func:`profile_gpu`. The grid and CSV logic (:func:`default_grid`, :func:`write_steps_csv`)
-do not need it.
+Optional: needs PyTorch >= 2.5 with CUDA (``pip install "kvopt[gpu]"``; SDPA's ``enable_gqa``);
+torch is imported only by :func:`profile_gpu`. The grid and CSV logic (:func:`default_grid`,
+:func:`write_steps_csv`) do not need it.
 
 What is timed: one full forward pass (embedding, every decoder layer, final RMSNorm, LM
 head, greedy argmax) of a Llama-2-shaped model with random bf16 weights -- its timing does not
