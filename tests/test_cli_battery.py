@@ -57,6 +57,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--slot-seconds", "-1"], "--slot-seconds"),
         ([A2, "--solve", "0"], "--solve"),
         ([A2, "--iterations", "0"], "--iterations"),
+        ([CSV], "--slot-seconds"),
     ],
     "solvers": [
         (["--bogus"], "--bogus"),
@@ -83,6 +84,10 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--policy", "alpha-protection", "--option", "alpha=1.5"], "--option alpha"),
         ([A2, "--policy", "mcsf", "--option", "noequals"], "--option"),
         ([A2, "--policy", "amin", "--option", "lower=0"], "--option lower"),
+        ([A2, "--policy", "mcsf", "--option", "promote=3"], "--option promote"),
+        ([A2, "--policy", "fcfs", "--option", "stall=maybe"], "--option stall"),
+        ([A2, "--policy", "mcsf-margin", "--option", "alpha=2"], "--option alpha"),
+        ([A2, "--policy", "a-l", "--option", "ell=2", "--option", "u=1"], "--option u"),
         ([A2, "--policy", "mcsf", "--noise", "gauss:1"], "--noise"),
         ([A2, "--policy", "mcsf", "--noise", "uniform:x"], "--noise"),
         ([A2, "--policy", "replay"], "--replay"),

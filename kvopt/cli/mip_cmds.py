@@ -115,6 +115,9 @@ def run_bound(args: argparse.Namespace) -> int:
     from kvopt.mip.discretize import discretize
 
     inst = read_instance(args)
+    if not inst.is_slotted and args.slot_seconds is None:
+        raise UsageError("--slot-seconds", f"{args.instance} is a trace in seconds; the bounds "
+                         "work on slots: give --slot-seconds DT (slot = ceil(arrival / DT))")
     if args.first is not None:
         inst = inst.take(np.arange(min(args.first, inst.n)))
     if not inst.is_slotted and args.slot_seconds is not None:

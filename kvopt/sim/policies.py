@@ -96,6 +96,13 @@ def _number(name: str, value: Any, lo: float, hi: float, *, lo_open: bool = Fals
     return float(value)
 
 
+def _flag(name: str, value: Any) -> bool:
+    """``value`` as a bool (``True``/``False`` only), else a :class:`UsageError` naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise UsageError(name, f"must be true or false, got {value!r}")
+    return bool(value)
+
+
 def _count(name: str, value: Any, lo: int = 1) -> int:
     """``value`` as an integer ``>= lo``, else a :class:`UsageError` naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
@@ -225,6 +232,12 @@ class FutureMemoryPolicy(Policy):
             raise UsageError("overflow", f"must be clear-all, evict-smallest or error, got "
                              f"{overflow!r}")
         margin = _number("margin", margin, 0.0, 1.0, hi_open=True)
+        raise_on_evict = _flag("raise_on_evict", raise_on_evict)
+        if promote is not None:
+            if not (isinstance(promote, (tuple, list)) and len(promote) == 2):
+                raise UsageError("promote", f"must be a pair (l, u), got {promote!r}")
+            lo = _count("promote", promote[0])
+            promote = (lo, _count("promote", promote[1], lo))
         self.name = name
         self.pred0 = np.asarray(pred, dtype=np.int64)
         self.order, self.ties, self.margin = order, ties, float(margin)
@@ -420,6 +433,7 @@ class GreedyPolicy(Policy):
             raise UsageError("overflow", f"must be preempt, clear-all or beta, got {overflow!r}")
         alpha = _number("alpha", alpha, 0.0, 1.0, hi_open=True)
         beta = _number("beta", beta, 0.0, 1.0, lo_open=True)
+        stall = _flag("stall", stall)
         self.name, self.order, self.alpha = name, order, float(alpha)
         self.overflow, self.beta, self.stall = overflow, float(beta), bool(stall)
         self.options = {"order": order, "alpha": alpha, "overflow": overflow, "beta": beta,
@@ -594,6 +608,7 @@ def _mcsf(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
 
 def _mc_benchmark(inst: Instance, pr: Predictions, *, use_predictions: bool = False,
                   **kw: Any) -> Policy:
+    use_predictions = _flag("use_predictions", use_predictions)
     pred = pr.point if (use_predictions and pr.point is not None) else inst.output
     return FutureMemoryPolicy("mc-benchmark", pred, order="arrival", **kw)
 
@@ -642,6 +657,7 @@ def _a_l(inst: Instance, pr: Predictions, *, ell: int | None = None, u: int | No
 
 
 def _mcsf_margin(inst: Instance, pr: Predictions, *, alpha: float = 0.1, **kw: Any) -> Policy:
+    alpha = _number("alpha", alpha, 0.0, 1.0, hi_open=True)
     pred = pr.point if pr.point is not None else inst.output
     return FutureMemoryPolicy("mcsf-margin", pred, margin=alpha, **kw)
 
