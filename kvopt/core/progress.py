@@ -74,7 +74,7 @@ class Progress:
         self._bar: Any = None
         if enabled and is_terminal(self.stream):
             try:
-                from tqdm import tqdm
+                from tqdm import tqdm  # type: ignore[import-untyped]
 
                 self._bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream,
                                  leave=False)

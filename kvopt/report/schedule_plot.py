@@ -86,7 +86,7 @@ def plot_schedule(instance: Instance, schedule: Schedule, *, seconds: bool | Non
         if mask.any():
             segs = np.stack([np.column_stack([x(start[mask]), req[mask]]),
                              np.column_stack([x(start[mask] + length[mask]), req[mask]])], axis=1)
-            gantt.add_collection(LineCollection(segs, colors=color, linewidths=lw,
+            gantt.add_collection(LineCollection(list(segs), colors=color, linewidths=lw,
                                                 label=label))
     gantt.scatter(arrival, np.arange(instance.n), marker="|", color="0.4", s=12 * lw,
                   label="arrival", zorder=3)
