@@ -111,7 +111,8 @@ def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
                              "predictions") from None
         if exc.field == "policy":
             raise UsageError("--policy", exc.reason) from None
-        raise UsageError(f"--option {exc.field}", exc.reason) from None
+        flag = "--option" if exc.field == "options" else f"--option {exc.field}"
+        raise UsageError(flag, exc.reason) from None
 
 
 def run_simulate(args: argparse.Namespace) -> int:

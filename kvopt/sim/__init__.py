@@ -148,7 +148,12 @@ order, overflow, overrun, promote, raise_on_evict, ties)
             takes = ", ".join(sorted(accepted)) or "no options"
             raise UsageError(unknown[0], f"not an option of {policy} (it takes {takes})")
     preds = resolve_predictions(instance, predictions, np.random.default_rng(0))
-    make_policy(instance, policy, preds, **options)
+    try:
+        make_policy(instance, policy, preds, **options)
+    except UsageError:
+        raise
+    except (TypeError, ValueError) as exc:  # building a policy runs nothing: its arguments
+        raise UsageError("options", f"{policy} rejected its options: {exc}") from exc
 
 
 def simulate(

@@ -745,6 +745,30 @@ def _keywords(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
     return kw, any(p.kind is p.VAR_KEYWORD for p in params)
 
 
+def declare_policy_options(name: str, target: Callable[..., Policy],
+                           fixed: tuple[str, ...] = ()) -> None:
+    """Say where policy ``name``'s factory forwards its ``**options`` (``target``, a policy
+    class or function) and which of ``target``'s keywords it sets itself, so that
+    :func:`policy_options` (and the CLI's checks) see through the ``**kwargs``."""
+    _FORWARDS[name] = (target, tuple(fixed))
+
+
+def _target_keywords(target: Callable[..., Any]) -> dict[str, Any]:
+    """Keyword-only parameters of ``target`` (a class: its ``__init__`` chain through
+    ``**kwargs`` up the MRO)."""
+    if not isinstance(target, type):
+        return _keywords(target)[0]
+    out: dict[str, Any] = {}
+    for klass in target.__mro__:
+        if "__init__" not in vars(klass) or klass is object:
+            continue
+        kw, var = _keywords(vars(klass)["__init__"])
+        out = {**kw, **out}
+        if not var:
+            break
+    return out
+
+
 def policy_options(name: str) -> dict[str, Any] | None:
     """The options policy ``name`` accepts (``simulate(..., **options)``), with defaults.
 
@@ -768,7 +792,7 @@ def policy_options(name: str) -> dict[str, Any] | None:
         return None if name not in _FORWARDS else own
     target, fixed = _FORWARDS[name]
     assert target is not None
-    forwarded, _ = _keywords(target)
+    forwarded = _target_keywords(target)
     return {**{k: v for k, v in forwarded.items() if k not in fixed}, **own}
 
 

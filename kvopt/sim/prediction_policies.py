@@ -69,11 +69,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.predictions.distributions import LogNormal, LogT
 from kvopt.predictions.predictors import RefinedPredictor
 from kvopt.sim.engine import Decision, SimState, WaitQueue
-from kvopt.sim.policies import GreedyPolicy, Policy, PolicyInfo, arrival_rank, register_policy
+from kvopt.sim.policies import (
+    GreedyPolicy,
+    Policy,
+    PolicyInfo,
+    arrival_rank,
+    declare_policy_options,
+    register_policy,
+)
 from kvopt.sim.predictions import Predictions
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -362,6 +370,12 @@ class TiePolicy(KeyGreedyPolicy):
                  max_tokens: NDArray[np.float64] | float = 2048.0, mode: str = "censor",
                  **kw: Any) -> None:
         super().__init__(name, None, **kw)
+        from kvopt.predictions.distributions import MODES
+
+        if mode not in MODES:
+            raise UsageError("mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+        if not isinstance(decay, bool):
+            raise UsageError("decay", f"must be true or false, got {decay!r}")
         if family not in ("logt", "lognormal"):
             raise ValueError(f"family must be 'logt' or 'lognormal', got {family!r}")
         if beta != "adaptive" and not (isinstance(beta, (int, float)) and beta >= 0):
@@ -414,6 +428,8 @@ def _trail(inst: Instance, pr: Predictions, *, C: float = 0.8, refine: bool = Tr
            age: str | None = None,
            sigma0: float = 0.5, rho: float = 0.5, every: int = 1, bins: int = 10,
            max_len: float | None = None, pred_seed: int = 0) -> Policy:
+    if not isinstance(refine, bool):
+        raise UsageError("refine", f"must be true or false, got {refine!r}")
     if not refine:
         return RankPolicy("trail", _point(inst, pr), C=C, age=age or "run")
     # bins over [0, max_len]: TRAIL uses 512 (its longest output); default: the memory M
@@ -459,3 +475,5 @@ register_policy("srpt", _srpt, PolicyInfo(offline=True))
 register_policy("spjf", _spjf, PolicyInfo())
 register_policy("ssjf", _ssjf, PolicyInfo())
 register_policy("tie", _tie, PolicyInfo())
+declare_policy_options("ssjf", KeyGreedyPolicy)      # what their **options reach (CLI checks)
+declare_policy_options("tie", TiePolicy, fixed=("max_tokens",))
