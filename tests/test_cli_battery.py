@@ -62,6 +62,15 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
     "solvers": [
         (["--bogus"], "--bogus"),
     ],
+    "hardness report": [
+        (["--out", "{fx}/afile"], "--out"),
+        (["--out", "{out}/r", "--seeds", "5:2"], "--seeds"),
+        (["--out", "{out}/r", "--seeds", "x"], "--seeds"),
+        (["--out", "{out}/r", "--n", "0"], "--n"),
+        (["--out", "{out}/r", "--max-batch", "0"], "--max-batch"),
+        (["--out", "{out}/r", "--time-limit", "-1"], "--time-limit"),
+        (["--seeds", "0:2"], "--out"),
+    ],
     "hardness knapsack": [
         (["--weights", "2,x", "--values", "1,1", "--capacity", "3"], "--weights"),
         (["--weights", "2,0", "--values", "1,1", "--capacity", "3"], "--weights"),

@@ -1,4 +1,5 @@
-"""``kvopt hardness knapsack``: seed 003's knapsack reduction, solved on both sides."""
+"""``kvopt hardness knapsack`` (seed 003's knapsack reduction, solved on both sides) and
+``kvopt hardness report`` (constructions, GMAX vs the offline optimum, Eq. 43)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(k)
     k.set_defaults(func=run_knapsack)
 
+    r = hs.add_parser(
+        "report", help="goodput report: EDF/SJF sweep, counterexample, GMAX vs OPT, Eq. 43",
+        description="Write reports/goodput-style tables (edf_sweep, counterexample, random, "
+        "eq43; .md/.csv) and manifest.json to --out. Deterministic given --seeds.")
+    r.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    r.add_argument("--seeds", type=_seed_range, default=range(0, 30), metavar="A:B",
+                   help="seeds of the random mixed-SLO instances, A inclusive to B exclusive "
+                   "(default 0:30)")
+    r.add_argument("--n", type=int_at_least(1), default=6, help="requests per random instance")
+    r.add_argument("--max-batch", type=int_at_least(1), default=2, metavar="B",
+                   help="batch limit of the random instances (default 2)")
+    r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=20.0, metavar="S",
+                   help="goodput MIP time limit per instance (default 20)")
+    add_json_argument(r)
+    r.set_defaults(func=run_report)
+
+
+def _seed_range(text: str) -> range:
+    """argparse ``type=``: ``A:B`` with ``0 <= A < B``."""
+    try:
+        a, b = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected A:B, got {text!r}") from None
+    if not 0 <= a < b:
+        raise argparse.ArgumentTypeError(f"need 0 <= A < B, got {text!r}")
+    return range(a, b)
+
 
 def run_knapsack(args: argparse.Namespace) -> int:
     """``kvopt hardness knapsack``."""
@@ -80,3 +108,27 @@ def run_knapsack(args: argparse.Namespace) -> int:
     emit(args, doc, text)
     proven = doc["knapsack_status"] == "optimal" and doc["goodput_status"] == "optimal"
     return EXIT_OK if doc["equal"] and proven else EXIT_DIFFER
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``kvopt hardness report``."""
+    import shlex
+    import sys
+
+    from kvopt.cli.common import check_output_dir
+    from kvopt.report.goodput import goodput_report
+
+    check_output_dir(args.out, "--out")
+    command = "kvopt " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] \
+        else ""
+    m = goodput_report(args.out, seeds=args.seeds, n=args.n, max_batch=args.max_batch,
+                       time_limit=args.time_limit, command=command)
+    lines = [f"wrote {', '.join(m['files'])} and manifest.json to {args.out}"]
+    for row in m["random_summary"]:
+        lines.append(f"  {row['policy']:>10}: goodput/OPT mean {row['mean_ratio']:.4f}, worst "
+                     f"{row['worst_ratio']:.4f} over {row['instances']} instances")
+    e = m["eq43"]
+    lines.append(f"  Eq. 43: 1/{e['inverse']:.3f} at delta {e['delta_star']:.3f} (printed "
+                 f"1/{e['printed_inverse']:.2f}); delta = 0.1: 1/{e['inverse_at_0.1']:.2f}")
+    emit(args, m, "\n".join(lines))
+    return EXIT_OK

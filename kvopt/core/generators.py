@@ -164,3 +164,60 @@ def random_small(
     o = rng.integers(1, M - s + 1)
     a = rng.integers(0, max_arrival + 1, size=n)
     return Instance(memory=M, arrival=a, prompt=s, output=o, name="random-small")
+
+
+def mixed_slo(
+    seed: SeedLike = None,
+    *,
+    n: int = 6,
+    memory: int = 30,
+    max_batch: int | None = 2,
+    max_arrival: int = 6,
+    prompt: tuple[int, int] = (0, 4),
+    output: tuple[int, int] = (1, 6),
+) -> Instance:
+    """A small random instance with mixed SLOs (seed 003's three kinds, 1:1:1).
+
+    Kinds uniform over ``stream``/``deadline``/``compound``; ``stream``: TTFT ``U{1..4}``
+    slots, TBT ``U{1, 1.5, 2}``; ``deadline``: E2EL ``o + U{0..2 o}``; one compound group of
+    the compound requests (stage = order of arrival) with E2EL
+    ``max a - min a + sum o + U{0..4}``. All in slots.
+
+    Examples
+    --------
+    >>> inst = mixed_slo(0, n=5)
+    >>> inst.n, inst.max_batch, inst.has_slo
+    (5, 2, True)
+    """
+    _check("n", n, 1)
+    _check("memory", memory, 1)
+    _check("max_arrival", max_arrival, 0)
+    _check_range("prompt", prompt, 0)
+    _check_range("output", output, 1)
+    if prompt[1] + output[1] > memory:
+        raise UsageError("memory", f"must hold the largest request ({prompt[1] + output[1]})")
+    rng = _rng(seed)
+    a = np.sort(rng.integers(0, max_arrival + 1, n))
+    s = rng.integers(prompt[0], prompt[1] + 1, n)
+    o = rng.integers(output[0], output[1] + 1, n)
+    kinds = rng.choice(np.array(["stream", "deadline", "compound"]), n)
+    comp = kinds == "compound"
+    dl: list[float | None] = [None] * n
+    ttft: list[float | None] = [None] * n
+    tbt: list[float | None] = [None] * n
+    d_comp = (int(a[comp].max() - a[comp].min() + o[comp].sum()) + int(rng.integers(0, 5))
+              if comp.any() else 0)
+    for i in range(n):
+        if kinds[i] == "deadline":
+            dl[i] = float(o[i] + rng.integers(0, 2 * o[i] + 1))
+        elif kinds[i] == "stream":
+            ttft[i] = float(rng.integers(1, 5))
+            tbt[i] = float(rng.choice([1.0, 1.5, 2.0]))
+        else:
+            dl[i] = float(d_comp)
+    return Instance(
+        memory=memory, arrival=a, prompt=s, output=o, max_batch=max_batch,
+        slo_kind=kinds.tolist(), deadline=dl, ttft_slo=ttft, tbt_slo=tbt,
+        group=[0 if c else None for c in comp],
+        stage=[int(k) if c else None for k, c in zip(np.cumsum(comp) - 1, comp, strict=True)],
+        name="mixed-slo", source="kvopt.core.generators.mixed_slo")
