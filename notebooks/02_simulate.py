@@ -27,9 +27,9 @@ import numpy as np
 
 import kvopt
 from kvopt.core.validate import memory_profile
+from kvopt.report.table1 import TABLE1_ROWS, run_table1, to_markdown
 from kvopt.sim import POLICIES, LivelockError, get_step_time, simulate
 from kvopt.sim.step_time import batch_time
-from kvopt.sim.table1 import TABLE1_ROWS, run_table1, to_markdown
 
 FAST = os.environ.get("KVOPT_FAST") == "1"
 
@@ -120,7 +120,7 @@ assert res["ordering_mcsf_lt_mcbench_lt_alpha"], "the paper's qualitative result
 # Memory of MC-SF over time on one of these instances: it stays at or below M.
 
 # %%
-from kvopt.sim.table1 import lmsys_standin
+from kvopt.report.table1 import lmsys_standin
 
 w = lmsys_standin(n_req, seed=0)
 r = simulate(w, "mcsf", step_time="a100-llama2-70b-tp2")

@@ -122,6 +122,14 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}/r", "--alphas", "2"], "--alphas"),
         (["--out", "{out}/r", "--max-u", "0"], "--max-u"),
     ],
+    "report table1": [
+        (["--out", "{fx}/afile"], "--out"),
+        (["--seeds", "0", "--out", "{out}/t"], "--seeds"),
+        (["--rate", "-1", "--out", "{out}/t"], "--rate"),
+        (["--step-time", "nope", "--out", "{out}/t"], "--step-time"),
+        (["--workloads", "lmsys", "--out", "{out}/t"], "--workloads"),
+        (["--noise", "0.2,1.5", "--out", "{out}/t"], "--noise"),
+    ],
     "report search": [
         (["mc-sf", "--out", "{out}/x.json"], "POLICY"),
         (["amax", "--out", "{out}/x.json"], "--interval"),

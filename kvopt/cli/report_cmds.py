@@ -1,4 +1,4 @@
-"""``kvopt report ratios ...`` and ``kvopt report search ...``."""
+"""``kvopt report ratios ...``, ``kvopt report search ...`` and ``kvopt report table1 ...``."""
 
 from __future__ import annotations
 
@@ -86,6 +86,56 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(s)
     s.set_defaults(func=run_search)
 
+    t = rs.add_parser(
+        "table1", help="seed 001 Table 1 (and Fig. 5 prediction noise) with the simulator",
+        description="Average end-to-end latency of MC-SF, MC-Benchmark, the alpha/beta "
+        "benchmarks and vLLM-like FCFS over seeded workloads (seed k draws instance k and the "
+        "policy's random choices); writes table1.json / table1.md, or with --noise the "
+        "prediction-noise experiment noise.json / noise.md, into --out.")
+    t.add_argument("--seeds", type=int_at_least(1), default=50,
+                   help="number of seeds 0..SEEDS-1 (default 50)")
+    t.add_argument("--n", type=int_at_least(1), default=1000, help="requests per instance")
+    t.add_argument("--rate", type=float_in(0, lo_open=True), default=50.0,
+                   help="Poisson arrival rate per second (default 50)")
+    t.add_argument("--step-time", type=_step_time_name, default="a100-llama2-70b-tp2",
+                   metavar="MODEL", help="step-time model name (default a100-llama2-70b-tp2)")
+    t.add_argument("--workloads", type=_workloads, default=["azure", "lmsys-standin"],
+                   metavar="W,W", help="comma-separated: azure, lmsys-standin (default both)")
+    t.add_argument("--noise", type=_eps_list, default=None, metavar="EPS,EPS,...",
+                   help="instead of Table 1: the prediction-noise experiment (Fig. 5) with "
+                        "these eps values in [0, 1) on the first workload")
+    t.add_argument("--out", default=None, help="output directory (default: print only)")
+    add_json_argument(t)
+    t.set_defaults(func=run_table1)
+
+
+def _step_time_name(text: str) -> str:
+    """argparse ``type`` of ``report table1 --step-time``: a registered model name."""
+    from kvopt.sim.step_time import STEP_TIME_MODELS
+
+    if text not in STEP_TIME_MODELS:
+        raise argparse.ArgumentTypeError(
+            f"unknown step-time model {text!r}; one of {', '.join(sorted(STEP_TIME_MODELS))}")
+    return text
+
+
+def _workloads(text: str) -> list[str]:
+    """argparse ``type`` of ``--workloads``: known workload names, comma-separated."""
+    from kvopt.report.table1 import WORKLOADS
+
+    names = [w.strip() for w in text.split(",")]
+    bad = [w for w in names if w not in WORKLOADS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown workload {bad[0] if bad else text!r}; one of {', '.join(WORKLOADS)}")
+    return names
+
+
+def _eps_list(text: str) -> tuple[float, ...]:
+    """argparse ``type`` of ``--noise``: comma-separated eps values in [0, 1)."""
+    parse = float_in(0, 1, hi_open=True)
+    return tuple(parse(x) for x in text.split(","))
+
 
 def run_ratios(args: argparse.Namespace) -> int:
     """Write the ratio report."""
@@ -143,4 +193,24 @@ def run_search(args: argparse.Namespace) -> int:
          f"seeds {' '.join(map(str, args.seeds))})\nM = {inst.memory}, arrival = "
          f"{inst.arrival.tolist()}, prompt = {inst.prompt.tolist()}, output = "
          f"{inst.output.tolist()}\nwrote {args.out}")
+    return 0
+
+
+def run_table1(args: argparse.Namespace) -> int:
+    """Run seed 001 Table 1 (or the prediction-noise experiment) and write its files."""
+    from kvopt.report import table1
+
+    if args.out is not None:
+        check_output_dir(args.out, "--out")
+    if args.noise:
+        res = table1.run_prediction_noise(args.workloads[0], args.seeds, args.noise, n=args.n,
+                                          rate=args.rate, step_time=args.step_time)
+        files = [] if args.out is None else table1.write_noise(args.out, res)
+        emit(args, {**res, "files": [str(f) for f in files]}, table1.noise_markdown(res))
+        return 0
+    results = [table1.run_table1(w, args.seeds, n=args.n, rate=args.rate,
+                                 step_time=args.step_time) for w in args.workloads]
+    files = [] if args.out is None else table1.write_table1(args.out, results)
+    emit(args, {"results": results, "files": [str(f) for f in files]},
+         "\n".join(table1.to_markdown(r) for r in results))
     return 0

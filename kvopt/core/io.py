@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,20 @@ def write_csv(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
     lines = [",".join(names)]
     lines += [",".join(str(v) for v in row) for row in zip(*cols, strict=True)]
     atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def data_file(folder: str, name: str) -> Traversable:
+    """A file shipped as package data in ``kvopt/data/<folder>/``.
+
+    Found through :mod:`importlib.resources`, so it works the same from a source checkout and
+    from an installed wheel. Use :func:`importlib.resources.as_file` where a real path is needed.
+
+    Examples
+    --------
+    >>> data_file("traces", "azure_conv_2023.csv").is_file()
+    True
+    """
+    return resources.files("kvopt") / "data" / folder / name
 
 
 def shipped_path(relative: str | os.PathLike[str]) -> Path:

@@ -38,7 +38,6 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,18 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvopt.core.errors import UsageError
-
-
-def data_file(folder: str, name: str) -> Traversable:
-    """A file shipped in ``kvopt/data/<folder>/`` (found through :mod:`importlib.resources`,
-    so it works from a wheel too).
-
-    Examples
-    --------
-    >>> data_file("profiles", "a100_llama-2-7b_mlp.csv").is_file()
-    True
-    """
-    return resources.files("kvopt") / "data" / folder / name
+from kvopt.core.io import data_file
 
 
 def read_csv_rows(path: Traversable | Path) -> list[dict[str, str]]:

@@ -6,8 +6,9 @@ import importlib
 import pytest
 
 MODULES = ["kvopt.sim", "kvopt.sim.admission", "kvopt.sim.engine", "kvopt.sim.policies",
-           "kvopt.sim.predictions", "kvopt.sim.step_time", "kvopt.sim.table1",
-           "kvopt.sim.steptime_fit", "kvopt.sim.gpu_profile", "kvopt.report.steptime"]
+           "kvopt.sim.predictions", "kvopt.sim.step_time", "kvopt.report.table1",
+           "kvopt.sim.steptime_fit", "kvopt.sim.gpu_profile", "kvopt.report.steptime",
+           "kvopt.report.writers", "kvopt.core.io"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from kvopt.sim.table1 import (
+from kvopt.report.table1 import (
     TABLE1_ROWS,
     azure_workload,
     lmsys_standin,
@@ -36,3 +36,19 @@ def test_noise_experiment_small():
     labels = [r["label"] for r in res["rows"]]
     assert labels[1].startswith("MC-SF margin")
     assert "| 0.5 |" in noise_markdown(res)
+
+
+def test_trace_is_package_data():
+    from kvopt.report.table1 import AZURE
+
+    assert AZURE.is_file() and "data/traces" in str(AZURE).replace("\\", "/")
+
+
+def test_cli_writes_table1(tmp_path, capsys):
+    from kvopt.cli.main import main
+
+    out = tmp_path / "t1"
+    assert main(["report", "table1", "--seeds", "1", "--n", "60", "--workloads",
+                 "lmsys-standin", "--out", str(out)]) == 0
+    assert (out / "table1.md").read_text() in capsys.readouterr().out + "\n"
+    assert (out / "table1.json").is_file()

@@ -4,36 +4,38 @@ Llama-2-70B (step time ``a100-llama2-70b-tp2``), average end-to-end latency over
 Two workloads (the paper's LMSYS-Chat-1M sample is not available here):
 
 - ``azure``: request sizes drawn without replacement from the shipped Azure conversation
-  trace (``instances/traces/azure_conv_2023.csv``, Llama-2 tokens), arrival times re-drawn
-  as a Poisson process of rate lambda;
+  trace (package data ``kvopt/data/traces/azure_conv_2023.csv``, a copy of
+  ``instances/traces/azure_conv_2023.csv``; Llama-2 tokens), arrival times re-drawn as a
+  Poisson process of rate lambda;
 - ``lmsys-standin``: a *stand-in* fitted to the LMSYS statistics the paper reports (word
   counts: prompt mean 40.62 / median 11, output mean 85.32 / median 45): lognormal prompt
   ``(mu, sigma) = (ln 11, 1.616)`` and output ``(ln 45, 1.131)`` (notes/seed-001 A12),
   rounded to integers >= 1 and clipped so that ``s + o <= M``. It is not LMSYS.
 
-Usage::
+Usage (the command lives in :mod:`kvopt.cli.report_cmds`)::
 
-    python -m kvopt.sim.table1 --seeds 50 --out reports/sim
-    python -m kvopt.sim.table1 --noise 0.2,0.5,0.8 --seeds 20 --workloads lmsys-standin \\
+    kvopt report table1 --seeds 50 --out reports/sim
+    kvopt report table1 --noise 0.2,0.5,0.8 --seeds 20 --workloads lmsys-standin \\
         --out reports/sim          # seed 001 Fig. 5 (prediction noise)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kvopt.core.instance import DEFAULT_TRACE_MEMORY, Instance, load_instance
+from kvopt.core.io import atomic_write_text, data_file
+from kvopt.report.writers import fmt, table
 from kvopt.sim import LivelockError, SimulationError, simulate
 
-ROOT = Path(__file__).resolve().parents[2]
-AZURE = ROOT / "instances" / "traces" / "azure_conv_2023.csv"
+#: The Azure conversation trace, package data (found the same way installed or not).
+AZURE = data_file("traces", "azure_conv_2023.csv")
 
 #: (label, policy, options) rows of seed 001 Table 1, plus vLLM-like FCFS.
 TABLE1_ROWS: list[tuple[str, str, dict[str, Any]]] = [
@@ -77,7 +79,8 @@ def azure_workload(n: int = 1000, rate: float = 50.0, seed: int | None = None,
     (50, 'second')
     """
     rng = np.random.default_rng(seed)
-    base = load_instance(AZURE, memory=memory)
+    with resources.as_file(AZURE) as path:
+        base = load_instance(path, memory=memory)
     idx = rng.choice(base.n, size=n, replace=False)
     return Instance(memory=memory, arrival=poisson_arrivals(n, rate, rng),
                     prompt=base.prompt[idx], output=base.output[idx], time_unit="second",
@@ -188,85 +191,56 @@ def run_prediction_noise(workload: str = "lmsys-standin", seeds: int = 20,
             "step_time": step_time, "rows": rows}
 
 
+def _f3(x: float | None) -> str:
+    return fmt(x, 3, sci_from=None)
+
+
 def noise_markdown(res: dict[str, Any]) -> str:
     """Markdown table of :func:`run_prediction_noise`."""
-    lines = [f"### prediction noise, {res['workload']} (N={res['n']}, lambda={res['rate']:g}/s, "
-             f"{res['step_time']}, {res['seeds']} seeds)", "",
-             "| eps | policy | average (s) | std | livelocked runs | clearings per run |",
-             "|---|---|---|---|---|---|"]
-    for r in res["rows"]:
-        mean = "-" if r["mean"] is None else f"{r['mean']:.3f}"
-        std = "-" if r["std"] is None else f"{r['std']:.3f}"
-        cl = "-" if r["clearings_mean"] is None else f"{r['clearings_mean']:.2f}"
-        lines.append(f"| {r['eps']:g} | {r['label']} | {mean} | {std} | "
-                     f"{r['livelock']}/{res['seeds']} | {cl} |")
-    return "\n".join(lines) + "\n"
+    title = (f"### prediction noise, {res['workload']} (N={res['n']}, lambda={res['rate']:g}/s, "
+             f"{res['step_time']}, {res['seeds']} seeds)")
+    rows = [[f"{r['eps']:g}", r["label"], _f3(r["mean"]), _f3(r["std"]),
+             f"{r['livelock']}/{res['seeds']}", fmt(r["clearings_mean"], 2, sci_from=None)]
+            for r in res["rows"]]
+    return title + "\n\n" + table(
+        ["eps", "policy", "average (s)", "std", "livelocked runs", "clearings per run"], rows)
 
 
 def to_markdown(res: dict[str, Any]) -> str:
     """A Markdown table of :func:`run_table1`'s result next to the paper's numbers."""
-    lines = [f"### {res['workload']} (N={res['n']}, lambda={res['rate']:g}/s, "
-             f"M={res['memory']}, {res['step_time']}, {res['seeds']} seeds)", "",
-             "| Algorithm | Average (s) | Std. Dev. | Max | Min | livelocked runs | "
-             "mean evictions | paper average |",
-             "|---|---|---|---|---|---|---|---|"]
-
-    def f(x: float | None) -> str:
-        return "-" if x is None else f"{x:.3f}"
-
+    title = (f"### {res['workload']} (N={res['n']}, lambda={res['rate']:g}/s, "
+             f"M={res['memory']}, {res['step_time']}, {res['seeds']} seeds)")
+    rows = []
     for r in res["rows"]:
         paper = PAPER.get(r["label"])
-        lines.append(f"| {r['label']} | {f(r['mean'])} | {f(r['std'])} | {f(r['max'])} | "
-                     f"{f(r['min'])} | {r['livelock']}/{res['seeds']} | "
-                     f"{f(r['evictions_mean'])} | {f(paper[0]) if paper else '-'} |")
-    lines.append("")
+        rows.append([r["label"], _f3(r["mean"]), _f3(r["std"]), _f3(r["max"]), _f3(r["min"]),
+                     f"{r['livelock']}/{res['seeds']}", _f3(r["evictions_mean"]),
+                     _f3(paper[0] if paper else None)])
+    text = title + "\n\n" + table(
+        ["Algorithm", "Average (s)", "Std. Dev.", "Max", "Min", "livelocked runs",
+         "mean evictions", "paper average"], rows) + "\n"
     if "ratio_mcbench_over_mcsf" in res:
-        lines.append(f"MC-Benchmark / MC-SF = **{res['ratio_mcbench_over_mcsf']:.3f}** "
-                     f"(paper 1.447); best alpha-family / MC-SF = "
-                     f"{res.get('ratio_best_alpha_over_mcsf', float('nan')):.3f} (paper 1.569); "
-                     f"ordering MC-SF < MC-Benchmark < alpha-family: "
-                     f"{res.get('ordering_mcsf_lt_mcbench_lt_alpha')}")
-    return "\n".join(lines) + "\n"
+        text += (f"MC-Benchmark / MC-SF = **{res['ratio_mcbench_over_mcsf']:.3f}** "
+                 f"(paper 1.447); best alpha-family / MC-SF = "
+                 f"{res.get('ratio_best_alpha_over_mcsf', float('nan')):.3f} (paper 1.569); "
+                 f"ordering MC-SF < MC-Benchmark < alpha-family: "
+                 f"{res.get('ordering_mcsf_lt_mcbench_lt_alpha')}\n")
+    return text
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: write ``table1.json`` and ``table1.md`` under ``--out``."""
-    from kvopt.core.io import atomic_write_text
-
-    ap = argparse.ArgumentParser(description="Reproduce seed 001 Table 1 settings.")
-    ap.add_argument("--seeds", type=int, default=50)
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--rate", type=float, default=50.0)
-    ap.add_argument("--step-time", default="a100-llama2-70b-tp2")
-    ap.add_argument("--workloads", default="azure,lmsys-standin")
-    ap.add_argument("--out", default=None, help="directory for table1.json / table1.md")
-    ap.add_argument("--noise", default=None, metavar="EPS,EPS,...",
-                    help="instead of Table 1: the prediction-noise experiment (Fig. 5) with "
-                         "these eps values; writes noise.json / noise.md")
-    args = ap.parse_args(argv)
-    if args.noise:
-        eps = tuple(float(x) for x in args.noise.split(","))
-        res = run_prediction_noise(args.workloads.split(",")[0], args.seeds, eps, n=args.n,
-                                   rate=args.rate, step_time=args.step_time)
-        print(noise_markdown(res))
-        if args.out:
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out / "noise.json", json.dumps(res, indent=1) + "\n")
-            atomic_write_text(out / "noise.md", noise_markdown(res))
-        return 0
-    results = []
-    for w in args.workloads.split(","):
-        res = run_table1(w, args.seeds, n=args.n, rate=args.rate, step_time=args.step_time)
-        results.append(res)
-        print(to_markdown(res))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "table1.json", json.dumps(results, indent=1) + "\n")
-        atomic_write_text(out / "table1.md", "".join(to_markdown(r) + "\n" for r in results))
-    return 0
+def write_table1(out: str | Path, results: list[dict[str, Any]]) -> list[Path]:
+    """Write ``table1.json`` and ``table1.md`` (results of :func:`run_table1`) under ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "table1.json", json.dumps(results, indent=1) + "\n")
+    atomic_write_text(out / "table1.md", "".join(to_markdown(r) + "\n" for r in results))
+    return [out / "table1.json", out / "table1.md"]
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+def write_noise(out: str | Path, res: dict[str, Any]) -> list[Path]:
+    """Write ``noise.json`` and ``noise.md`` (result of :func:`run_prediction_noise`)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "noise.json", json.dumps(res, indent=1) + "\n")
+    atomic_write_text(out / "noise.md", noise_markdown(res))
+    return [out / "noise.json", out / "noise.md"]
