@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +18,8 @@ from kvopt.cli.common import (
     read_instance,
     stdout_to_stderr,
 )
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import MemoryBudgetError, UsageError
+from kvopt.core.instance import Instance
 
 EXIT_OK, EXIT_NOT_PROVEN, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -35,8 +38,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help=f"backend (default {DEFAULT_SOLVER})")
     p.add_argument("--formulation", default=None, choices=ALL_FORMULATIONS,
                    help="model (default: cp for cpsat, tight otherwise)")
-    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
-                   help="solver time limit in seconds (default 60)")
+    p.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0, metavar="S",
+                   help="seconds for the whole call: warm start, bounds, model build, solve "
+                   "and validation (default 60; the solver process is stopped at the limit "
+                   "and any overrun is reported)")
+    p.add_argument("--memory-budget", default=None, metavar="BYTES",
+                   help="memory a formulation may take, e.g. 4G or 512M (default: env "
+                   "KVOPT_MEMORY_BUDGET, else half the available memory); a larger one is "
+                   "refused before it is built, naming the formulations that fit")
+    p.add_argument("--slot-seconds", type=float_in(0, lo_open=True), default=None, metavar="DT",
+                   help="for time_unit='second' traces: discretise (arrival slot = "
+                   "ceil(t / DT)), as `kvopt bound --slot-seconds`")
     p.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="solver threads")
     p.add_argument("--no-warm-start", action="store_true", help="do not start from MC-SF")
     p.add_argument("--objective", choices=("tel", "goodput"), default="tel",
@@ -67,6 +79,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="also run `solve` with this time limit for a better schedule")
     p.add_argument("--no-progress", action="store_true",
                    help="no phase / elapsed-time messages on stderr")
+    p.add_argument("--memory-budget", default=None, metavar="BYTES",
+                   help="memory the exact LP may take, e.g. 4G (default: env "
+                   "KVOPT_MEMORY_BUDGET, else half the available memory)")
     add_json_argument(p)
     p.set_defaults(func=run_bound)
 
@@ -83,14 +98,20 @@ def run_solve(args: argparse.Namespace) -> int:
         raise UsageError("--formulation", f"{args.formulation} is a CP-SAT model: use it with "
                          f"--solver cpsat, or pick a MILP formulation for --solver {args.solver}")
     check_output_file(args.schedule_out, "--schedule-out")
-    inst = read_instance(args)
-    with stdout_to_stderr(args.verbose):  # solver logs are messages: stdout stays JSON
-        res = solve(inst, solver=args.solver, formulation=args.formulation,
-                    time_limit=args.time_limit, threads=args.threads,
-                    warm_start=not args.no_warm_start, verbose=args.verbose,
-                    objective=args.objective,
-                    progress=not args.json and args.time_limit is not None
-                    and args.time_limit > 5)
+    budget = _budget(args)
+    inst = _slotted(read_instance(args), args)
+    try:
+        with stdout_to_stderr(args.verbose):  # solver logs are messages: stdout stays JSON
+            res = solve(inst, solver=args.solver, formulation=args.formulation,
+                        time_limit=args.time_limit, threads=args.threads,
+                        warm_start=not args.no_warm_start, verbose=args.verbose,
+                        objective=args.objective, memory_budget=budget,
+                        progress=not args.json and args.time_limit is not None
+                        and args.time_limit > 5)
+    except MemoryBudgetError as exc:  # the same refusal, in CLI words
+        raise MemoryBudgetError("--formulation" if args.formulation else "--solver",
+                                exc.reason, estimate=exc.estimate, budget=exc.budget,
+                                alternatives=exc.alternatives) from None
     if args.schedule_out and res.schedule is not None:
         res.schedule.save(args.schedule_out)
     doc = res.to_dict()
@@ -102,8 +123,43 @@ def run_solve(args: argparse.Namespace) -> int:
     text = (f"{inst.name or args.instance}: {res.status}; {what} {res.objective}, "
             f"bound {_fmt(res.bound)}, gap {gap}; {res.solver}/{res.formulation} in "
             f"{res.runtime_s:.2f} s (incumbent from {res.incumbent_source or 'none'})")
+    if res.time_limit is not None:
+        text += (f"\n  time: {res.runtime_s:.2f} s of a {res.time_limit:g} s limit"
+                 + (f", OVERRUN {res.overrun_s:.2f} s" if res.overrun_s > 0 else ""))
+    if res.bounds:
+        text += "\n  bounds: " + "; ".join(_bound_text(k, v) for k, v in res.bounds.items())
+    for note in res.model.get("notes", []):
+        text += f"\n  note: {note}"
     emit(args, doc, text)
     return EXIT_OK if res.status == "optimal" else EXIT_NOT_PROVEN
+
+
+def _bound_text(name: str, rec: dict[str, Any]) -> str:
+    if rec.get("status") == "computed":
+        return f"{name} {_fmt(rec.get('value'))}"
+    return f"{name} skipped ({rec.get('reason', '')})"
+
+
+def _budget(args: argparse.Namespace) -> int | None:
+    """``--memory-budget`` in bytes (checked before any work)."""
+    if args.memory_budget is None:
+        return None
+    from kvopt.core.limits import parse_bytes
+
+    return parse_bytes(args.memory_budget, "--memory-budget")
+
+
+def _slotted(inst: Instance, args: argparse.Namespace) -> Instance:
+    """The instance in slots: a trace needs ``--slot-seconds`` (said in CLI words)."""
+    if inst.is_slotted:
+        return inst
+    if args.slot_seconds is None:
+        raise UsageError("--slot-seconds", f"{args.instance} has arrivals in seconds "
+                         "(time_unit='second'); the MIP works in slots: give --slot-seconds "
+                         "DT to discretise it (arrival slot = ceil(t / DT))")
+    from kvopt.mip.discretize import discretize
+
+    return discretize(inst, args.slot_seconds)
 
 
 def _fmt(x: float | None) -> str:
@@ -112,20 +168,23 @@ def _fmt(x: float | None) -> str:
 
 def run_bound(args: argparse.Namespace) -> int:
     """``kvopt bound``."""
-    from kvopt.mip.discretize import discretize
-
+    budget = _budget(args)
     inst = read_instance(args)
     if not inst.is_slotted and args.slot_seconds is None:
         raise UsageError("--slot-seconds", f"{args.instance} is a trace in seconds; the bounds "
                          "work on slots: give --slot-seconds DT (slot = ceil(arrival / DT))")
     if args.first is not None:
         inst = inst.take(np.arange(min(args.first, inst.n)))
-    if not inst.is_slotted and args.slot_seconds is not None:
-        inst = discretize(inst, args.slot_seconds)
+    inst = _slotted(inst, args)
     from kvopt.mip.certify import bound_report
 
-    doc = bound_report(inst, lp=args.lp, iterations=args.iterations, solve_time=args.solve,
-                       progress=not args.json and not args.no_progress)
+    try:
+        doc = bound_report(inst, lp=args.lp, iterations=args.iterations,
+                           solve_time=args.solve, memory_budget=budget,
+                           progress=not args.json and not args.no_progress)
+    except MemoryBudgetError as exc:
+        raise MemoryBudgetError("--lp", exc.reason, estimate=exc.estimate,
+                                budget=exc.budget) from None
     lines = [f"{doc['instance']}: n = {doc['n']}, M = {doc['memory']}"]
     for k, v in doc["bounds"].items():
         lines.append(f"  {k:>11} bound  {_fmt(v)}")
@@ -133,6 +192,8 @@ def run_bound(args: argparse.Namespace) -> int:
     lines.append(f"  best schedule ({doc['best_schedule']['source']}) "
                  f"{_fmt(doc['best_schedule']['objective'])}; best bound "
                  f"{doc['best_bound_name']} {doc['best_bound']:.6g}; gap {gap}")
+    for k, why in doc.get("skipped", {}).items():
+        lines.append(f"  {k:>11} bound  skipped: {why}")
     emit(args, doc, "\n".join(lines))
     return EXIT_OK if doc["best_schedule"]["valid"] else EXIT_NOT_PROVEN
 

@@ -16,6 +16,12 @@ from __future__ import annotations
 class KvoptError(Exception):
     """Base class of every kvopt error."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # errors built from (field, reason) pickle as such (solver child processes, Dask)
+        if hasattr(self, "field") and hasattr(self, "reason"):
+            return (self.__class__, (self.field, self.reason), self.__dict__)
+        return super().__reduce__()
+
 
 class InvalidInstanceError(KvoptError, ValueError):
     """A malformed or impossible instance (or schedule file).
@@ -59,6 +65,26 @@ class UsageError(KvoptError, ValueError):
         self.field = flag
         self.reason = reason
         super().__init__(f"invalid {flag}: {reason}")
+
+
+class MemoryBudgetError(UsageError):
+    """A formulation (or bound) whose estimated size exceeds the memory budget.
+
+    Raised before anything is built; ``estimate`` is the refused size estimate, ``budget``
+    the budget in bytes and ``alternatives`` the estimates of formulations that would fit.
+
+    Examples
+    --------
+    >>> str(MemoryBudgetError("--formulation", "tight needs 24 GiB"))
+    'invalid --formulation: tight needs 24 GiB'
+    """
+
+    def __init__(self, flag: str, reason: str, *, estimate: object = None, budget: int = 0,
+                 alternatives: list[object] | None = None) -> None:
+        super().__init__(flag, reason)
+        self.estimate = estimate
+        self.budget = budget
+        self.alternatives = list(alternatives or [])
 
 
 class InvalidScheduleError(KvoptError, ValueError):

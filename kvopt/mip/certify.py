@@ -9,15 +9,25 @@ import math
 import time
 from typing import Any
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 
 
 def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
-                 solve_time: float | None = None, progress: bool = False) -> dict[str, Any]:
+                 solve_time: float | None = None, progress: bool = False,
+                 memory_budget: str | int | float | None = None) -> dict[str, Any]:
     """All lower bounds of a slotted instance and the best known schedule's gap.
 
     With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
     its elapsed time (:mod:`kvopt.core.progress`).
+
+    ``lp="exact"`` solves the LP relaxation of ``tight+cores`` with HiGHS; its size is
+    estimated first (:func:`kvopt.mip.sizing.estimate`) and a model above the memory budget
+    (``memory_budget``, default :func:`kvopt.core.limits.memory_budget`) is refused with a
+    :class:`~kvopt.core.errors.MemoryBudgetError` naming ``lp`` that suggests the Lagrangian
+    bound. ``lp="auto"`` takes the exact LP when ``n * T <= 2e5`` and it fits the budget,
+    else the Lagrangian bound up to ``n * T = 2e7``; ``doc["skipped"]`` says which bounds
+    were not computed and why.
 
     Examples
     --------
@@ -50,9 +60,41 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
             best = {"source": f"solve:{res.solver}/{res.formulation}",
                     "objective": res.objective, "valid": True}
         bounds["solver"] = res.bound
+    from kvopt.core.errors import MemoryBudgetError
+    from kvopt.core.limits import format_bytes
+    from kvopt.core.limits import memory_budget as resolve_budget
+    from kvopt.mip.sizing import estimate
+
+    if lp not in ("auto", "exact", "lagrangian", "none"):
+        raise UsageError("lp", f"must be auto, exact, lagrangian or none, got {lp!r}")
+    budget = resolve_budget(memory_budget, "memory_budget")
+    skipped: dict[str, str] = {}
     size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
-    mode = lp if lp != "auto" else ("exact" if size <= 200_000 else
-                                    "lagrangian" if size <= 20_000_000 else "none")
+    mode = lp
+    if lp in ("auto", "exact"):
+        est = estimate(inst, "tight+cores", "lp", upper=best["objective"])
+        if est.bytes > budget:
+            reason = (f"the exact LP ({est.describe()}) exceeds the memory budget of "
+                      f"{format_bytes(budget)} (memory_budget / --memory-budget / "
+                      "KVOPT_MEMORY_BUDGET)")
+            if lp == "exact":
+                raise MemoryBudgetError("lp", f"{reason}; use the Lagrangian bound (--lp "
+                                        "lagrangian), which needs O(n T) memory",
+                                        estimate=est, budget=budget)
+            skipped["lp"] = reason
+    if lp == "auto":
+        if size <= 200_000 and "lp" not in skipped:
+            mode = "exact"
+        elif size <= 20_000_000:
+            mode = "lagrangian"
+            skipped.setdefault("lp", f"n * T = {size} above 200000 (auto uses the "
+                               "Lagrangian bound instead; --lp exact forces it)")
+        else:
+            mode = "none"
+            skipped.setdefault("lp", f"n * T = {size} above 200000")
+            skipped["lagrangian"] = f"n * T = {size} above 2e7 (--lp lagrangian forces it)"
+    elif lp == "none":
+        skipped["lp"] = skipped["lagrangian"] = "--lp none"
     t1 = time.perf_counter()
     if mode != "none":
         note(f"bound: {'LP relaxation (tight+cores)' if mode == 'exact' else 'Lagrangian'} "
@@ -74,4 +116,5 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
             "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
             "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
-            "lp_mode": mode, "seconds": timing}
+            "lp_mode": mode, "skipped": skipped, "memory_budget_bytes": budget,
+            "seconds": timing}

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
-from kvopt.mip.backends.base import BackendResult
+from kvopt.mip.backends.base import BackendResult, remaining
 from kvopt.mip.backends.cpsat import run_cpsat
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound, core_lengths
 from kvopt.mip.builder import conflict_cliques, group_requests, start_windows
@@ -84,7 +85,7 @@ def solve_cp(
     instance
         A slotted instance.
     time_limit, threads, verbose
-        CP-SAT time limit (s), workers and log.
+        Time limit (s) of the whole call (model build included), workers and log.
     warm_starts
         Hint (MC-SF starts); its TEL also caps the objective.
     upper, lower
@@ -109,6 +110,7 @@ def solve_cp(
     """
     from ortools.sat.python import cp_model
 
+    t_call = time.perf_counter()
     _require_slotted(instance)
     a = instance.arrival.astype(np.int64)
     s = instance.prompt.astype(np.int64)
@@ -169,8 +171,8 @@ def solve_cp(
     if warm_starts is not None:
         for i in range(n):
             m.AddHint(k[i], int(warm_starts[i]))
-    solver, code, runtime, status = run_cpsat(m, time_limit=time_limit, threads=threads,
-                                              verbose=verbose)
+    solver, code, runtime, status = run_cpsat(m, time_limit=remaining(time_limit, t_call),
+                                              threads=threads, verbose=verbose)
     has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     starts = np.array([solver.Value(v) for v in k], dtype=np.int64) if has else None
     objective = float(solver.ObjectiveValue()) if has else None

@@ -17,15 +17,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import KvoptError, UsageError
 from kvopt.core.instance import Instance
-from kvopt.core.progress import Heartbeat
+from kvopt.core.progress import Heartbeat, is_terminal
+from kvopt.core.isolate import run_isolated
+from kvopt.core.limits import Deadline, check_time_limit, format_bytes
+from kvopt.core.limits import memory_budget as resolve_memory_budget
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import BackendResult, SolveStatus, get_backend
-from kvopt.mip.bounds import _require_slotted, combinatorial_bound
+from kvopt.mip.bounds import _require_slotted
 from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.relaxations import lp_bound
+from kvopt.mip.sizing import check_memory, estimate
 
 #: CP-SAT models of :mod:`kvopt.mip.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
 #: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``).
@@ -54,6 +58,19 @@ class SolveResult:
         ``(objective - bound) / objective`` (0 when optimal, ``None`` without both).
     schedule
         The validated incumbent.
+    runtime_s
+        Wall time of the whole call (it is what the time limit covers).
+    time_limit, overrun_s
+        The limit of the call and how far ``runtime_s`` went past it (0 within it).
+    bounds
+        Every lower bound considered: ``{name: {"value", "status": "computed" | "skipped",
+        "reason"}}`` (``trivial``, ``volume``, ``fluid``, ``core1``, ``core2``, ``lp``,
+        ``solver``); a skipped bound says why.
+    memory
+        ``budget_bytes``, the formulation's size ``estimate`` and the solver process'
+        ``peak_rss_bytes``.
+    steps
+        Seconds per step (warm start, estimate, bounds, LP pre-bound, solve, validation).
     """
 
     status: SolveStatus
@@ -68,6 +85,11 @@ class SolveResult:
     solver_status: str = ""
     incumbent_source: str = ""
     model: dict[str, Any] = field(default_factory=dict)
+    time_limit: float | None = None
+    overrun_s: float = 0.0
+    bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    memory: dict[str, Any] = field(default_factory=dict)
+    steps: dict[str, float] = field(default_factory=dict)
 
     @property
     def proven(self) -> bool:
@@ -79,7 +101,9 @@ class SolveResult:
         return {"status": self.status.value, "objective": self.objective, "bound": self.bound,
                 "gap": self.gap, "solver": self.solver, "formulation": self.formulation,
                 "runtime_s": round(self.runtime_s, 4), "solver_status": self.solver_status,
-                "incumbent_source": self.incumbent_source, "model": self.model}
+                "incumbent_source": self.incumbent_source, "model": self.model,
+                "time_limit_s": self.time_limit, "overrun_s": round(self.overrun_s, 4),
+                "bounds": self.bounds, "memory": self.memory, "steps": self.steps}
 
 
 #: elapsed / limit on stderr while a solve runs (a rewritten line on a terminal, plain lines
@@ -107,6 +131,9 @@ def solve(
     progress: bool = False,
     cp_lp_bound: bool = True,
     objective: str = "tel",
+    memory_budget: str | int | float | None = None,
+    deadline: Deadline | None = None,
+    isolate: bool = True,
 ) -> SolveResult:
     """Compute a hindsight-optimal schedule (or the best one found within the time limit).
 
@@ -120,7 +147,11 @@ def solve(
         One of :data:`ALL_FORMULATIONS`; default ``"cp"`` for ``cpsat`` and ``"tight"``
         otherwise.
     time_limit
-        Seconds for the solver (``None``: no limit).
+        Seconds for the *whole call* (warm start, bounds, model build, LP pre-bound, solve,
+        validation), ``> 0``; ``None``: no limit. Each step gets what is left; the solver
+        runs in a child process killed :data:`KILL_GRACE_S` after the limit, so the call
+        returns within the limit plus that grace plus the final validation. ``runtime_s``
+        and ``overrun_s`` of the result report what happened.
     threads
         Solver threads / CP-SAT workers.
     warm_start
@@ -132,16 +163,36 @@ def solve(
         Heartbeat line on stderr while solving.
     cp_lp_bound
         For the CP formulations: first solve the LP relaxation of ``tight+cuts`` (``cp``) or
-        ``tight+cores`` (``cp+cores``, ``cp+pairs``) if small
-        and give CP-SAT ``objective >= LP`` (its own bound rarely moves).
+        ``tight+cores`` (``cp+cores``, ``cp+pairs``) when it fits the memory budget and
+        :data:`CP_LP_MAX_NNZ`, within :data:`CP_LP_SHARE` of the remaining time, and give
+        CP-SAT ``objective >= LP`` (its own bound rarely moves). ``bounds["lp"]`` of the
+        result says whether it was computed, and if not, why.
     objective
         ``"tel"`` (total end-to-end latency, minimised) or ``"goodput"`` (SLO goodput,
         maximised: :func:`kvopt.mip.goodput.solve_goodput`; ``formulation`` is ignored, its
         ``bound`` is an upper bound; default solver HiGHS when ``solver`` is the TEL default).
+    memory_budget
+        Bytes the formulation may take (``"4G"``, ``2e9``, ...); default
+        :func:`kvopt.core.limits.memory_budget` (env ``KVOPT_MEMORY_BUDGET`` or half the
+        available memory). A formulation estimated above it (:mod:`kvopt.mip.sizing`) is
+        refused before it is built (:class:`~kvopt.core.errors.MemoryBudgetError` naming
+        the formulations that fit); the solver process is also capped at it.
+    deadline
+        A caller's :class:`~kvopt.core.limits.Deadline` to share (then ``time_limit`` is
+        ignored): a caller that solves as one step of a longer call passes its own.
+    isolate
+        Run the model build and the solver in a forked child process killed at the deadline
+        (POSIX). ``False`` runs them in-process: the limit is then only the solver's own.
 
     Returns
     -------
     SolveResult
+
+    Raises
+    ------
+    UsageError
+        A non-positive ``time_limit``, an unknown ``formulation`` or ``objective``, or a
+        formulation above the memory budget (:class:`~kvopt.core.errors.MemoryBudgetError`).
 
     Examples
     --------
@@ -149,13 +200,18 @@ def solve(
     >>> res = solve(inst, solver="highs", time_limit=10)
     >>> res.status, res.objective, res.schedule.run_start.tolist()
     ('optimal', 4.0, [0, 1, 0])
+    >>> res.overrun_s, res.bounds["solver"]["status"]
+    (0.0, 'computed')
     """
+    time_limit = check_time_limit(time_limit, "time_limit")
+    dl = deadline if deadline is not None else Deadline(time_limit)
     if objective == "goodput":
         from kvopt.mip.goodput import DEFAULT_GOODPUT_SOLVER, solve_goodput
 
         return solve_goodput(  # type: ignore[no-any-return]
             instance, solver=DEFAULT_GOODPUT_SOLVER if solver == DEFAULT_SOLVER else solver,
-            time_limit=time_limit, threads=threads, warm_start=warm_start, verbose=verbose)
+            time_limit=dl.remaining() if dl.limit is not None else None, threads=threads,
+            warm_start=warm_start, verbose=verbose)
     if objective != "tel":
         raise UsageError("objective", f"must be 'tel' or 'goodput', got {objective!r}")
     if instance.max_batch is not None:
@@ -165,75 +221,241 @@ def solve(
     if formulation is None:
         formulation = "cp" if solver == "cpsat" else "tight"
     if formulation not in ALL_FORMULATIONS:
-        raise ValueError(f"unknown formulation {formulation!r}; valid: "
+        raise UsageError("formulation", f"unknown formulation {formulation!r}; valid: "
                          f"{', '.join(ALL_FORMULATIONS)}")
     backend = get_backend(solver)
     if formulation in CP_FORMULATIONS and solver != "cpsat":
-        raise ValueError(f"formulation {formulation!r} runs only on the cpsat backend")
-    t_start = time.perf_counter()
-    o = instance.output
+        raise UsageError("formulation", f"{formulation!r} runs only on the cpsat backend")
+    budget = resolve_memory_budget(memory_budget, "memory_budget")
+    _preload(solver)
+    steps: dict[str, float] = {}
+    t = time.monotonic()
     ws_starts: NDArray[np.int64] | None = None
     ws_obj: float | None = None
+    upper: float | None = None
     if warm_start:
         from kvopt.core.mcsf import mcsf_starts
 
         ws_starts = mcsf_starts(instance)
-        ws_obj = instance.tel_of_starts(ws_starts)
-    lb0 = combinatorial_bound(instance)
+        ws_obj = upper = instance.tel_of_starts(ws_starts)
+    steps["warm_start_s"] = time.monotonic() - t
+    t = time.monotonic()
+    est = check_memory(instance, formulation, solver, budget, upper=upper)
+    steps["estimate_s"] = time.monotonic() - t
+    t = time.monotonic()
+    bounds = _combinatorial_bounds(instance)
+    lb0 = max(b["value"] for b in bounds.values())
+    steps["bounds_s"] = time.monotonic() - t
     label = f"kvopt solve ({solver}, {formulation})"
+    memory: dict[str, Any] = {"budget_bytes": budget, "estimate": est.to_dict()}
+    on_wait = _progress_printer(label, dl) if progress else None
+    notes: list[str] = []
     model: dict[str, Any]
-    with _Heartbeat(label, time_limit) if progress else _nullcontext():
-        if formulation in CP_FORMULATIONS:
+    res: BackendResult
+    starts: NDArray[np.int64] | None
+    if formulation in CP_FORMULATIONS:
+        with_cores = formulation in ("cp+cores", "cp+pairs")
+        lower = _cp_lp_prebound(instance, "tight+cores" if with_cores else "tight+cuts",
+                                cp_lp_bound, dl, budget, upper, bounds, steps, isolate)
+        if lower is not None:
+            lb0 = max(lb0, lower)
+
+        def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
             from kvopt.mip.cpmodel import solve_cp
 
-            with_cores = formulation in ("cp+cores", "cp+pairs")
-            lower = None
-            t_lp = time.perf_counter()
-            if cp_lp_bound and instance.n * (instance.arrival.max() + o.sum()) <= 20_000:
-                try:  # at most a quarter of the budget; skipped if the LP is not done by then
-                    lower = lp_bound(instance, "tight+cores" if with_cores else "tight+cuts",
-                                     time_limit=None if time_limit
-                                     is None else 0.25 * time_limit)
-                except RuntimeError:
-                    lower = None
-            left = None if time_limit is None else max(
-                time_limit - (time.perf_counter() - t_lp), 0.5)
-            res, starts, model = solve_cp(instance, time_limit=left, threads=threads,
-                                          warm_starts=ws_starts, lower=lower, verbose=verbose,
-                                          cores=(1, 2) if with_cores else (),
-                                          pairs=formulation == "cp+pairs")
-            model["lp_bound"] = lower
-            if lower is not None:
-                lb0 = max(lb0, lower)
-        else:
+            left = dl.remaining(POST_RESERVE_S)
+            return solve_cp(instance, time_limit=None if left is None else max(left, 0.05),
+                            threads=threads, warm_starts=ws_starts, lower=lower,
+                            verbose=verbose, cores=(1, 2) if with_cores else (),
+                            pairs=formulation == "cp+pairs")
+    else:
+        bounds["lp"] = {"value": None, "status": "skipped", "reason":
+                        "the MILP solver's own bound ('solver') includes the LP relaxation "
+                        "of this formulation"}
+
+        def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
+            t_build = time.monotonic()
             data = build_milp(instance, formulation, warm_starts=ws_starts)
             if warm_start and data.x0 is None:  # pragma: no cover - windows keep MC-SF
                 raise RuntimeError("warm start outside the start windows")
-            model = data.stats()
-            res = backend.solve(data, time_limit=time_limit, threads=threads, verbose=verbose)
-            starts = None
-            if res.x is not None:
-                starts = decode_starts(data, res.x, instance.n)
-    return _finish(instance, res, starts, ws_starts, ws_obj, lb0, solver, formulation, model,
-                   time.perf_counter() - t_start)
+            stats = {**data.stats(), "build_s": round(time.monotonic() - t_build, 3)}
+            left = dl.remaining(POST_RESERVE_S)
+            if left is not None and left <= 0.0:
+                return (BackendResult("time_limit", None, None, -math.inf, 0.0,
+                                      "time limit reached while building the model"),
+                        None, stats)
+            r = backend.solve(data, time_limit=None if left is None else max(left, 0.05),
+                              threads=threads, verbose=verbose)
+            st = decode_starts(data, r.x, instance.n) if r.x is not None else None
+            return r, st, stats
+
+    t = time.monotonic()
+    res, starts, model = _run_job(job, dl, budget, isolate, on_wait, label, est, memory,
+                                  notes)
+    steps["solve_s"] = time.monotonic() - t
+    if on_wait is not None:
+        on_wait.close()
+    if formulation in CP_FORMULATIONS:
+        model["lp_bound"] = bounds["lp"]["value"]
+    t = time.monotonic()
+    out = _finish(instance, res, starts, ws_starts, ws_obj, lb0, solver, formulation, model,
+                  dl.elapsed(), notes)
+    steps["validate_s"] = time.monotonic() - t
+    b = out.model.get("solver_bound")
+    bounds["solver"] = ({"value": b, "status": "computed"} if b is not None else
+                        {"value": None, "status": "skipped",
+                         "reason": f"the solver reported no bound ({res.message})"})
+    out.bounds = bounds
+    out.memory = memory
+    out.steps = {k: round(v, 3) for k, v in steps.items()}
+    out.time_limit = dl.limit
+    out.runtime_s = dl.elapsed()
+    out.overrun_s = dl.overrun()
+    return out
 
 
-class _nullcontext:
-    def __enter__(self) -> None:
+#: Seconds kept for decoding and validating after the solver (subtracted from its limit).
+POST_RESERVE_S = 0.1
+#: Seconds a solver process may run past the deadline before it is killed.
+KILL_GRACE_S = 0.5
+#: Share of the remaining time given to the LP pre-bound of the CP formulations.
+CP_LP_SHARE = 0.25
+#: The CP formulations skip their LP pre-bound above this many (estimated) non-zeros: HiGHS'
+#: presolve alone takes longer than a typical time limit there (``kvopt bound`` computes it).
+CP_LP_MAX_NNZ = 3_000_000
+
+
+def _preload(solver: str) -> None:
+    """Import the solver's Python API before forking, so each child need not."""
+    import importlib
+
+    mod = {"cpsat": "ortools.sat.python.cp_model", "scipy": "scipy.optimize",
+           "highs": "highspy", "cbc": "pulp"}.get(solver)
+    if mod is not None:
+        importlib.import_module(mod)
+    importlib.import_module("highspy")  # the LP bounds
+
+
+def _combinatorial_bounds(instance: Instance) -> dict[str, dict[str, Any]]:
+    from kvopt.mip.bounds import core_bound, fluid_bound, trivial_bound, volume_bound
+
+    vals = {"trivial": trivial_bound(instance), "volume": volume_bound(instance),
+            "fluid": fluid_bound(instance), "core1": core_bound(instance, 1),
+            "core2": core_bound(instance, 2)}
+    return {k: {"value": v, "status": "computed"} for k, v in vals.items()}
+
+
+class _progress_printer:
+    """``elapsed / limit`` on stderr while waiting for the solver process (called from the
+    waiting loop, no thread): a rewritten line on a terminal, plain lines otherwise, as
+    :class:`kvopt.core.progress.Heartbeat`."""
+
+    def __init__(self, label: str, dl: Deadline) -> None:
+        self.label, self.dl = label, dl
+        self.tty = is_terminal()
+        self.every = 5.0 if self.tty else 30.0
+        self.wrote = False
+
+    def __call__(self, _: float) -> None:
+        lim = f" / {self.dl.limit:.0f} s" if self.dl.limit else " s"
+        line = f"{self.label}: {self.dl.elapsed():.0f}{lim}"
+        if self.tty:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+        self.wrote = True
+
+    def close(self) -> None:
+        if self.wrote and self.tty:
+            print(file=sys.stderr, flush=True)
+
+
+def _cp_lp_prebound(instance: Instance, lp_form: str, wanted: bool, dl: Deadline,
+                    budget: int, upper: float | None, bounds: dict[str, dict[str, Any]],
+                    steps: dict[str, float], isolate: bool) -> float | None:
+    """The LP bound given to CP-SAT, or ``None`` with the reason recorded in ``bounds``."""
+    def skip(reason: str) -> None:
+        bounds["lp"] = {"value": None, "status": "skipped", "reason": reason}
+
+    if not wanted:
+        skip("cp_lp_bound=False")
         return None
-
-    def __exit__(self, *exc: object) -> None:
+    est = estimate(instance, lp_form, "lp", upper=upper)
+    if est.bytes > budget:
+        skip(f"the LP of {lp_form} ({est.describe()}) exceeds the memory budget of "
+             f"{format_bytes(budget)}")
         return None
+    if est.nnz > CP_LP_MAX_NNZ:
+        skip(f"the LP of {lp_form} has up to {est.nnz} non-zeros, above {CP_LP_MAX_NNZ} "
+             "(it would not finish within the time given to it; `kvopt bound --lp exact` "
+             "computes it)")
+        return None
+    share = dl.share(CP_LP_SHARE)
+    sub = Deadline(share)
+
+    def job() -> float:
+        return lp_bound(instance, lp_form, time_limit=None if share is None
+                        else max(share, 0.05))
+
+    t = time.monotonic()
+    if isolate:
+        out = run_isolated(job, deadline=sub, grace=KILL_GRACE_S, memory_cap=budget)
+        value = out.value if out.ok else None
+        why = ("killed" if out.killed else "out of memory" if out.out_of_memory
+               else out.error.strip().splitlines()[-1] if out.error else "")
+    else:
+        try:
+            value, why = job(), ""
+        except RuntimeError as exc:
+            value, why = None, str(exc)
+    steps["lp_bound_s"] = time.monotonic() - t
+    if value is None:
+        lim = "" if share is None else f" within its share of the time limit ({share:.1f} s)"
+        skip(f"the LP relaxation of {lp_form} was not solved{lim}: {why}")
+        return None
+    bounds["lp"] = {"value": float(value), "status": "computed", "formulation": lp_form,
+                    "seconds": round(steps["lp_bound_s"], 3)}
+    return float(value)
+
+
+def _run_job(job: Any, dl: Deadline, budget: int, isolate: bool, on_wait: Any, label: str,
+             est: Any, memory: dict[str, Any], notes: list[str],
+             ) -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
+    """Run the build + solve ``job``, in a killable child process when ``isolate``."""
+    if not isolate:
+        if on_wait is not None:
+            with _Heartbeat(label, dl.limit):
+                return job()  # type: ignore[no-any-return]
+        return job()  # type: ignore[no-any-return]
+    out = run_isolated(job, deadline=dl, grace=KILL_GRACE_S, memory_cap=budget,
+                       on_wait=on_wait, wait_every=5.0 if on_wait is None else on_wait.every)
+    memory["peak_rss_bytes"] = out.peak_rss
+    if out.ok:
+        return out.value  # type: ignore[no-any-return]
+    model = {"formulation": est.formulation, "estimate": est.to_dict()}
+    if out.killed:
+        msg = (f"stopped at the time limit: the solver process did not return within "
+               f"{dl.limit} s + {KILL_GRACE_S} s and was killed")
+        notes.append(msg)
+        return BackendResult("time_limit", None, None, -math.inf, out.seconds, msg), None, model
+    if out.out_of_memory:
+        msg = (f"the solver process ran out of its memory budget ({format_bytes(budget)}; "
+               f"estimated {format_bytes(est.bytes)})")
+        notes.append(msg)
+        return BackendResult("error", None, None, -math.inf, out.seconds, msg), None, model
+    if isinstance(out.exception, KvoptError):
+        raise out.exception
+    raise RuntimeError(f"solver process failed:\n{out.error}")
 
 
 def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | None,
             ws_starts: NDArray[np.int64] | None, ws_obj: float | None, lb0: float,
             solver: str, formulation: str, model: dict[str, Any],
-            runtime: float) -> SolveResult:
+            runtime: float, notes: list[str] | None = None) -> SolveResult:
     meta = {"solver": solver, "formulation": formulation, "solver_status": res.message}
     best: tuple[Schedule, FeasibilityReport] | None = None
     source = ""
-    notes: list[str] = []
+    notes = list(notes or [])
     if starts is not None:
         sched, rep = _schedule(instance, starts, f"mip:{solver}", meta)
         if rep.ok:
@@ -249,8 +471,11 @@ def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | 
         # every request fits alone, so a serial schedule exists: an infeasible model is a bug
         status = "infeasible" if best is None else "error"
         notes.append(f"solver reported infeasible ({res.message})")
-    elif best is None:
+    elif res.status == "error":
         status = "error"
+        notes.append(f"solver error: {res.message}")
+    elif best is None:
+        status = "time_limit" if res.status == "time_limit" else "error"
     else:
         status = "time_limit"
     objective = None if best is None else best[1].objective
@@ -264,7 +489,7 @@ def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | 
         elif status == "time_limit" and math.ceil(bound - 1e-6) >= objective:
             status = "optimal"
     gap = None
-    if objective is not None and status != "error":
+    if objective is not None and status in ("optimal", "time_limit"):
         gap = 0.0 if status == "optimal" else max(objective - bound, 0.0) / max(objective, 1.0)
     model = {**model, "solver_bound": res.bound if math.isfinite(res.bound) else None,
              "combinatorial_bound": lb0, "solver_objective": res.objective,

@@ -8,6 +8,7 @@ only fails when it is used (:class:`~kvopt.core.errors.SolverNotAvailableError`)
 from __future__ import annotations
 
 import importlib
+import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -98,6 +99,20 @@ class BackendResult:
     runtime_s: float
     message: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+
+
+def remaining(time_limit: float | None, t_call: float, floor: float = 0.05) -> float | None:
+    """What is left of ``time_limit`` seconds since ``t_call`` (:func:`time.perf_counter`),
+    at least ``floor``: a backend's limit covers its whole call, model build included.
+
+    Examples
+    --------
+    >>> remaining(None, 0.0) is None, remaining(10.0, time.perf_counter()) > 9
+    (True, True)
+    """
+    if time_limit is None:
+        return None
+    return max(float(time_limit) - (time.perf_counter() - t_call), floor)
 
 
 class Backend(Protocol):

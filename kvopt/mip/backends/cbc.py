@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities
+from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
 from kvopt.mip.data import MILPData
 
 
@@ -64,6 +64,7 @@ class CbcBackend:
                relax: bool, verbose: bool) -> BackendResult:
         import pulp
 
+        t_call = time.perf_counter()
         prob = pulp.LpProblem("kvopt", pulp.LpMinimize)
         cat = "Continuous" if relax else "Integer"
         xs = [pulp.LpVariable(f"x{j}", lowBound=float(data.col_lower[j]),
@@ -94,7 +95,7 @@ class CbcBackend:
         os.close(fd)
         try:
             cmd = pulp.PULP_CBC_CMD(
-                msg=bool(verbose), timeLimit=None if time_limit is None else float(time_limit),
+                msg=bool(verbose), timeLimit=remaining(time_limit, t_call, floor=1.0),
                 threads=int(max(threads, 1)), warmStart=warm, gapRel=0.0,
                 gapAbs=(1.0 - 1e-6) if data.objective_is_integer else 0.0, logPath=log_path)
             t0 = time.perf_counter()

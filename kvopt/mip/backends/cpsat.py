@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities
+from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
 from kvopt.mip.data import MILPData
 
 
@@ -75,6 +75,7 @@ class CpSatBackend:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
         from ortools.sat.python import cp_model
 
+        t_call = time.perf_counter()
         if relax:
             raise ValueError("CP-SAT has no LP relaxation mode; use highs or scipy")
         if (data.integrality != 1).any():
@@ -102,7 +103,8 @@ class CpSatBackend:
         if data.x0 is not None:
             for j in range(data.n_cols):
                 m.AddHint(xs[j], round(data.x0[j]))
-        solver, code, runtime, status = run_cpsat(m, time_limit=time_limit, threads=threads,
+        left = remaining(time_limit, t_call)  # the model build counts against the limit
+        solver, code, runtime, status = run_cpsat(m, time_limit=left, threads=threads,
                                                   verbose=verbose)
         has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         x = np.array([solver.Value(v) for v in xs], dtype=np.float64) if has else None

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities
+from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
 from kvopt.mip.data import MILPData
 
 
@@ -37,6 +37,7 @@ class HighsBackend:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
         import highspy
 
+        t_call = time.perf_counter()
         inf = highspy.kHighsInf
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(verbose))
@@ -71,6 +72,8 @@ class HighsBackend:
             sol.col_value = list(map(float, data.x0))
             sol.value_valid = True
             h.setSolution(sol)
+        if time_limit is not None:  # the model transfer counts against the limit
+            h.setOptionValue("time_limit", remaining(time_limit, t_call))
         t0 = time.perf_counter()
         h.run()
         runtime = time.perf_counter() - t0

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities
+from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
 from kvopt.mip.data import MILPData
 
 
@@ -36,11 +36,12 @@ class ScipyBackend:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
         from scipy.optimize import Bounds, LinearConstraint, milp
 
-        options: dict[str, object] = {"disp": bool(verbose), "mip_rel_gap": 0.0}
-        if time_limit is not None:
-            options["time_limit"] = float(time_limit)
         t0 = time.perf_counter()
-        res = milp(data.c, constraints=LinearConstraint(data.A, data.row_lower, data.row_upper),
+        options: dict[str, object] = {"disp": bool(verbose), "mip_rel_gap": 0.0}
+        cons = LinearConstraint(data.A, data.row_lower, data.row_upper)
+        if time_limit is not None:  # the conversion counts against the limit
+            options["time_limit"] = remaining(time_limit, t0)
+        res = milp(data.c, constraints=cons,
                    integrality=np.zeros_like(data.integrality) if relax else data.integrality,
                    bounds=Bounds(data.col_lower, data.col_upper), options=options)
         runtime = time.perf_counter() - t0

@@ -1,0 +1,221 @@
+"""Run a function in a forked child process that is killed at a deadline.
+
+Solvers do not always stop at their own time limit (HiGHS' presolve and MIP setup, CBC's
+preprocessing and PuLP's model build do not look at the clock), and a model can use more
+memory than estimated. :func:`run_isolated` runs such a step in a child process (``fork``:
+nothing is pickled on the way in) in its own process group, so that
+
+- at ``deadline + grace`` the whole group (the child and e.g. the CBC binary it started) is
+  killed and the caller gets :class:`IsolatedOutcome` with ``killed=True``;
+- the child's address space may be capped (``RLIMIT_AS``) at what it had at the fork plus a
+  memory budget, so a model that does not fit fails in the child (``MemoryError``) and not
+  in the kernel's OOM killer.
+
+Where ``fork`` is missing (Windows) the function runs in-process, with neither guarantee.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kvopt.core.limits import Deadline, _vm_size
+
+
+@dataclass
+class IsolatedOutcome:
+    """What :func:`run_isolated` observed.
+
+    Attributes
+    ----------
+    value
+        The function's return value (``None`` unless ``ok``).
+    ok
+        The function returned.
+    killed
+        Killed at the deadline (plus grace).
+    out_of_memory
+        The child raised ``MemoryError`` (its memory cap was hit).
+    error
+        Text of an exception raised in the child, or of the signal that ended it.
+    exception
+        The child's exception object, when it could be sent back (re-raised by the caller
+        for user errors).
+    peak_rss
+        The child's peak resident set size in bytes (``None`` if unknown).
+    seconds
+        Wall time of the call.
+    isolated
+        False when the function ran in-process (no ``fork``).
+    """
+
+    value: Any = None
+    ok: bool = False
+    killed: bool = False
+    out_of_memory: bool = False
+    error: str = ""
+    exception: BaseException | None = None
+    peak_rss: int | None = None
+    seconds: float = 0.0
+    isolated: bool = True
+
+
+def _child(fn: Callable[[], Any], wfd: int, memory_cap: int | None) -> None:
+    code = 0
+    try:
+        os.setpgid(0, 0)
+        if memory_cap is not None:
+            import resource
+
+            base = _vm_size() or 0
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            cap = base + int(memory_cap)
+            if soft != resource.RLIM_INFINITY:
+                cap = min(cap, int(soft))
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        try:
+            payload: tuple[Any, ...] = ("ok", fn())
+        except MemoryError:
+            payload = ("oom", "MemoryError")
+        except BaseException as exc:  # sent back to the parent, which decides
+            text = "".join(traceback.format_exception(exc))
+            try:
+                pickle.loads(pickle.dumps(exc))
+                payload = ("exc", text, exc)
+            except Exception:
+                payload = ("exc", text, None)
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        try:
+            data = pickle.dumps((*payload, peak), protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            data = pickle.dumps(("oom", "MemoryError", peak))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(wfd, view):]
+    except BaseException:  # pragma: no cover - last resort, the parent sees a short read
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def run_isolated(
+    fn: Callable[[], Any],
+    *,
+    deadline: Deadline | None = None,
+    grace: float = 1.0,
+    memory_cap: int | None = None,
+    on_wait: Callable[[float], None] | None = None,
+    wait_every: float = 5.0,
+) -> IsolatedOutcome:
+    """Call ``fn()`` in a forked child; kill it ``grace`` seconds after ``deadline``.
+
+    Parameters
+    ----------
+    fn
+        A function without arguments (a closure); its return value must pickle.
+    deadline
+        When to give up (``None``: wait for the child however long it takes).
+    grace
+        Seconds past the deadline the child gets to stop by itself (solvers given the
+        remaining time usually return just after it).
+    memory_cap
+        Bytes of address space the child may add to what it has at the fork (``None``: no
+        cap).
+    on_wait
+        Called with the elapsed seconds every ``wait_every`` seconds while waiting (progress).
+
+    Returns
+    -------
+    IsolatedOutcome
+
+    Examples
+    --------
+    >>> run_isolated(lambda: 6 * 7).value
+    42
+    >>> out = run_isolated(lambda: time.sleep(30), deadline=Deadline(0.2), grace=0.1)
+    >>> out.killed, out.seconds < 5
+    (True, True)
+    """
+    t0 = time.monotonic()
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
+        try:
+            return IsolatedOutcome(value=fn(), ok=True, seconds=time.monotonic() - t0,
+                                   isolated=False)
+        except MemoryError:
+            return IsolatedOutcome(out_of_memory=True, error="MemoryError",
+                                   seconds=time.monotonic() - t0, isolated=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rfd, wfd = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork in a threaded process
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(rfd)
+        _child(fn, wfd, memory_cap)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    killed = False
+    last_tick = t0
+    try:
+        while True:
+            wait = wait_every
+            if deadline is not None and deadline.limit is not None:
+                left = deadline.limit + grace - deadline.elapsed()
+                if left <= 0:
+                    killed = True
+                    break
+                wait = min(wait, left)
+            ready, _, _ = select.select([rfd], [], [], max(wait, 0.0))
+            if ready:
+                chunk = os.read(rfd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            if on_wait is not None and time.monotonic() - last_tick >= wait_every:
+                last_tick = time.monotonic()
+                on_wait(last_tick - t0)
+    finally:
+        os.close(rfd)
+        if killed:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    seconds = time.monotonic() - t0
+    if killed:
+        return IsolatedOutcome(killed=True, error="killed at the deadline", seconds=seconds)
+    try:
+        payload = pickle.loads(b"".join(chunks))
+    except Exception:
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        how = (f"signal {signal.Signals(sig).name}" if sig is not None
+               else f"exit code {os.WEXITSTATUS(status)}")
+        return IsolatedOutcome(error=f"solver process ended without a result ({how})",
+                               out_of_memory=sig == signal.SIGKILL, seconds=seconds)
+    kind, peak = payload[0], payload[-1]
+    if kind == "ok":
+        return IsolatedOutcome(value=payload[1], ok=True, peak_rss=peak, seconds=seconds)
+    if kind == "oom":
+        return IsolatedOutcome(out_of_memory=True, error="MemoryError", peak_rss=peak,
+                               seconds=seconds)
+    return IsolatedOutcome(error=payload[1], exception=payload[2], peak_rss=peak,
+                           seconds=seconds)

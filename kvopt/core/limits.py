@@ -1,0 +1,229 @@
+"""Limits of a long computation: one wall-clock deadline for a whole call, and a memory budget.
+
+A :class:`Deadline` is created once at the top of a call (``solve``, ``bound_report``) and
+threaded through every step (model build, LP pre-bound, warm start, solver, validation);
+each step asks it how much time is left, so a solver's own limit is always *what remains*
+of the caller's limit, and the overrun (if any) is measured and reported, never hidden.
+
+The memory budget is the number of bytes a formulation may take. It is, in order: the value
+given by the caller (API argument or ``--memory-budget``), the environment variable
+:data:`MEMORY_BUDGET_ENV`, or :data:`DEFAULT_MEMORY_FRACTION` of the memory available now
+(``MemAvailable`` of ``/proc/meminfo``, capped by the address-space limit ``RLIMIT_AS`` of
+the process when one is set).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+from kvopt.core.errors import UsageError
+
+#: Environment variable holding the default memory budget (e.g. ``"4G"``, ``"512M"``).
+MEMORY_BUDGET_ENV = "KVOPT_MEMORY_BUDGET"
+#: Share of the currently available memory used as the default budget.
+DEFAULT_MEMORY_FRACTION = 0.5
+#: Budget used when the available memory cannot be read (no ``/proc/meminfo``).
+FALLBACK_MEMORY_BUDGET = 4 * 2**30
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 10**3, "KIB": 2**10, "M": 2**20, "MB": 10**6,
+          "MIB": 2**20, "G": 2**30, "GB": 10**9, "GIB": 2**30, "T": 2**40, "TB": 10**12,
+          "TIB": 2**40}
+
+
+def check_time_limit(value: object, name: str = "time_limit") -> float | None:
+    """A time limit in seconds: ``None`` (no limit) or a finite number ``> 0``.
+
+    Raises
+    ------
+    UsageError
+        Naming ``name`` for a non-positive, non-finite or non-numeric value (HiGHS would take
+        a negative limit as "no limit").
+
+    Examples
+    --------
+    >>> check_time_limit(2), check_time_limit(None)
+    (2.0, None)
+    >>> try:
+    ...     check_time_limit(-1, "--time-limit")
+    ... except UsageError as exc:
+    ...     print(exc.field, "|", exc.reason)
+    --time-limit | must be a finite number of seconds > 0 (None: no limit), got -1
+    """
+    if value is None:
+        return None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) <= 0:  # type: ignore[arg-type]
+        raise UsageError(name, "must be a finite number of seconds > 0 (None: no limit), "
+                         f"got {value!r}")
+    return float(value)  # type: ignore[arg-type]
+
+
+@dataclass
+class Deadline:
+    """A wall-clock deadline shared by every step of one call.
+
+    Parameters
+    ----------
+    limit
+        Seconds from ``t0`` (``None``: no limit).
+    t0
+        Start, in :func:`time.monotonic` seconds (default: now). The clock is system-wide,
+        so a forked solver process reads the same deadline.
+
+    Examples
+    --------
+    >>> d = Deadline(10.0)
+    >>> 9.0 < d.remaining() <= 10.0, d.expired(), d.overrun()
+    (True, False, 0.0)
+    >>> Deadline(None).remaining() is None
+    True
+    """
+
+    limit: float | None
+    t0: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        """Seconds since ``t0``."""
+        return time.monotonic() - self.t0
+
+    def remaining(self, reserve: float = 0.0) -> float | None:
+        """Seconds left, less ``reserve`` (never below 0; ``None`` without a limit)."""
+        if self.limit is None:
+            return None
+        return max(self.limit - self.elapsed() - reserve, 0.0)
+
+    def share(self, fraction: float, *, reserve: float = 0.0,
+              at_least: float = 0.0) -> float | None:
+        """``fraction`` of what remains (after ``reserve``), but at least ``at_least``."""
+        left = self.remaining(reserve)
+        return None if left is None else max(fraction * left, at_least)
+
+    def expired(self) -> bool:
+        """True once the limit has passed."""
+        return self.limit is not None and self.elapsed() >= self.limit
+
+    def overrun(self) -> float:
+        """Seconds past the limit (0 when within it or without a limit)."""
+        return 0.0 if self.limit is None else max(self.elapsed() - self.limit, 0.0)
+
+    def to_dict(self) -> dict[str, float | None]:
+        """``time_limit_s``, ``runtime_s`` and ``overrun_s`` now, rounded to ms."""
+        return {"time_limit_s": self.limit, "runtime_s": round(self.elapsed(), 3),
+                "overrun_s": round(self.overrun(), 3)}
+
+
+def parse_bytes(text: str | int | float, name: str = "memory_budget") -> int:
+    """Bytes from ``"4G"``, ``"512M"``, ``"1.5GiB"``, ``"2GB"`` or a plain number.
+
+    ``K``, ``M``, ``G``, ``T`` (and ``KiB`` ...) are binary units, ``KB``, ``MB``, ``GB``,
+    ``TB`` decimal ones.
+
+    Examples
+    --------
+    >>> parse_bytes("4G"), parse_bytes("1.5GB"), parse_bytes(1000)
+    (4294967296, 1500000000, 1000)
+    >>> try:
+    ...     parse_bytes("lots", "--memory-budget")
+    ... except UsageError as exc:
+    ...     print(exc.reason)
+    expected bytes such as 4G, 512M or 2000000000, got 'lots'
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+        unit = m.group(2).upper() if m else ""
+        if m is None or unit not in _UNITS:
+            raise UsageError(name, "expected bytes such as 4G, 512M or 2000000000, got "
+                             f"{text!r}")
+        value = float(m.group(1)) * _UNITS[unit]
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(name, f"must be a positive number of bytes, got {text!r}")
+    return int(value)
+
+
+def format_bytes(n: float) -> str:
+    """Human-readable binary size.
+
+    Examples
+    --------
+    >>> format_bytes(3 * 2**30), format_bytes(1536), format_bytes(12)
+    ('3.0 GiB', '1.5 KiB', '12 B')
+    """
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _vm_size() -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def address_space_headroom() -> int | None:
+    """Bytes this process may still map under its ``RLIMIT_AS`` (``None``: no limit)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(int(soft) - (_vm_size() or 0), 0)
+
+
+def available_memory() -> int | None:
+    """Memory the process can use now: ``MemAvailable``, capped by the ``RLIMIT_AS``
+    headroom (``None`` if neither is known).
+
+    Examples
+    --------
+    >>> m = available_memory()
+    >>> m is None or m > 0
+    True
+    """
+    vals = [v for v in (_meminfo_available(), address_space_headroom()) if v is not None]
+    return min(vals) if vals else None
+
+
+def memory_budget(value: str | int | float | None = None, name: str = "memory_budget") -> int:
+    """The memory budget in bytes (see the module docstring for the order of sources).
+
+    Examples
+    --------
+    >>> memory_budget("2G")
+    2147483648
+    >>> memory_budget() > 0
+    True
+    """
+    if value is not None:
+        return parse_bytes(value, name)
+    env = os.environ.get(MEMORY_BUDGET_ENV)
+    if env:
+        return parse_bytes(env, MEMORY_BUDGET_ENV)
+    avail = available_memory()
+    if avail is None:
+        return FALLBACK_MEMORY_BUDGET
+    return max(int(DEFAULT_MEMORY_FRACTION * avail), 1)
