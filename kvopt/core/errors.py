@@ -12,11 +12,14 @@ Anything else that escapes is an internal error (a bug), never reported as a use
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class KvoptError(Exception):
     """Base class of every kvopt error."""
 
-    def __reduce__(self) -> tuple[object, ...]:
+    def __reduce__(self) -> Any:
         # errors built from (field, reason) pickle as such (solver child processes, Dask)
         if hasattr(self, "field") and hasattr(self, "reason"):
             return (self.__class__, (self.field, self.reason), self.__dict__)
@@ -80,7 +83,7 @@ class MemoryBudgetError(UsageError):
     """
 
     def __init__(self, flag: str, reason: str, *, estimate: object = None, budget: int = 0,
-                 alternatives: list[object] | None = None) -> None:
+                 alternatives: Sequence[object] | None = None) -> None:
         super().__init__(flag, reason)
         self.estimate = estimate
         self.budget = budget

@@ -72,7 +72,9 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
     mode = lp
     if lp in ("auto", "exact"):
-        est = estimate(inst, "tight+cores", "lp", upper=best["objective"])
+        ub = best["objective"]
+        est = estimate(inst, "tight+cores", "lp",
+                       upper=float(ub) if isinstance(ub, (int, float)) else None)
         if est.bytes > budget:
             reason = (f"the exact LP ({est.describe()}) exceeds the memory budget of "
                       f"{format_bytes(budget)} (memory_budget / --memory-budget / "

@@ -10,6 +10,7 @@ and its objective recomputed there.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,10 +20,10 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import KvoptError, UsageError
 from kvopt.core.instance import Instance
-from kvopt.core.progress import Heartbeat, is_terminal
 from kvopt.core.isolate import run_isolated
 from kvopt.core.limits import Deadline, check_time_limit, format_bytes
 from kvopt.core.limits import memory_budget as resolve_memory_budget
+from kvopt.core.progress import Heartbeat, is_terminal
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import BackendResult, SolveStatus, get_backend
