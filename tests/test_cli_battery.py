@@ -208,6 +208,19 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "{fx}/a2-schedule.json", "--out", "{out}/p.png", "--seconds"], "--seconds"),
         ([A2, "{fx}/a2-schedule.json", "--out", "{out}/p.png", "--dpi", "0"], "--dpi"),
     ],
+    "predictions price": [
+        (["--out", "{out}/p", "--errors", "-1"], "--errors"),
+        (["--out", "{out}/p", "--policies", "nope"], "--policies"),
+        (["--out", "{out}/p", "--instances", "0"], "--instances"),
+        (["--out", "{fx}/afile"], "--out"),
+        (["--out", "{out}/p", "--time-limit", "0"], "--time-limit"),
+    ],
+    "predictions experiment": [
+        (["--out", "{out}/e", "--n", "3"], "--n"),
+        (["--out", "{out}/e", "--rate", "0"], "--rate"),
+        (["--out", "{out}/e", "--workloads", "lmsys"], "--workloads"),
+        (["--out", "{fx}/afile"], "--out"),
+    ],
 }
 
 

@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "kvopt.cli.steptime_cmds",
     "kvopt.cli.hardness_cmds",
     "kvopt.cli.plot_cmds",
+    "kvopt.cli.predictions_cmds",
 )
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2

@@ -1,0 +1,107 @@
+"""``kvopt predictions price ...`` and ``kvopt predictions experiment ...`` (issue 11)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from kvopt.cli.common import (
+    DEFAULT_SEED,
+    add_json_argument,
+    check_output_dir,
+    emit,
+    float_in,
+    int_at_least,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``predictions`` with the sub-commands ``price`` and ``experiment``."""
+    from kvopt.report.price import DEFAULT_ERRORS, POLICIES
+
+    p = sub.add_parser("predictions",
+                       help="prediction-aware policies: price of prediction, TRAIL/TIE experiment")
+    ps = p.add_subparsers(dest="predictions_command", metavar="PREDICTIONS")
+    ps.required = True
+
+    r = ps.add_parser(
+        "price", help="TEL(policy)/OPT vs prediction error: price.md, price.csv, price.png",
+        description="For MC-SF/SSJF/SPRPT (noisy points), Amin/Amax (intervals), TRAIL (refined) "
+        "and TIE (log-t): TEL / OPT on small instances solved to proven optimality by the MIP, "
+        "and TEL / best combinatorial bound on larger ones, per noise level.")
+    r.add_argument("--out", required=True, help="output folder")
+    r.add_argument("--errors", type=float_in(0, 1.5), nargs="+", default=list(DEFAULT_ERRORS),
+                   metavar="E", help="noise levels (default %(default)s)")
+    r.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
+    r.add_argument("--instances", type=int_at_least(1), default=20,
+                   help="small instances with proven OPT (default 20)")
+    r.add_argument("--n", type=int_at_least(1), default=7, help="requests per small instance")
+    r.add_argument("--large", type=int_at_least(0), default=3,
+                   help="larger instances vs the combinatorial bound (default 3; 0 = none)")
+    r.add_argument("--large-n", type=int_at_least(2), default=200)
+    r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0,
+                   help="seconds per MIP solve")
+    r.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"instances and simulations (default {DEFAULT_SEED}; printed)")
+    add_json_argument(r)
+    r.set_defaults(func=run_price)
+
+    e = ps.add_parser(
+        "experiment", help="FCFS/SJF/SSJF/TRAIL/TIE (+ablations) on the A100 step time: "
+        "table.md, table.csv, latency.png",
+        description="Heavy-tailed per-prompt log-t workload and the Azure conversation trace, "
+        "Llama-2-70B on 2xA100 (a100-llama2-70b-tp2), M = 16492.")
+    e.add_argument("--out", required=True, help="output folder")
+    e.add_argument("--n", type=int_at_least(10), default=1500,
+                   help="heavy-tailed requests (default 1500)")
+    e.add_argument("--rate", type=float_in(0, lo_open=True), default=0.8,
+                   help="heavy-tailed arrival rate, requests/s (default 0.8)")
+    e.add_argument("--azure-n", type=int_at_least(10), default=1500,
+                   help="first requests of the Azure conversation trace (default 1500)")
+    e.add_argument("--time-scale", type=float_in(0, lo_open=True), default=0.125,
+                   help="Azure arrivals are divided by this (default 0.125: 8x slower)")
+    e.add_argument("--workloads", nargs="+", choices=("heavy-tailed", "azure-conv"),
+                   default=["heavy-tailed", "azure-conv"])
+    e.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"workload, predictions and policies (default {DEFAULT_SEED}; printed)")
+    add_json_argument(e)
+    e.set_defaults(func=run_experiment)
+
+
+def _command(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def run_price(args: argparse.Namespace) -> int:
+    """Write the price-of-prediction table and plot."""
+    from kvopt.report.price import price_rows, price_table_md, write_price_report
+
+    check_output_dir(args.out, "--out")
+    cmd = _command(["kvopt", "predictions", "price", "--out", str(args.out), "--errors",
+                    *[f"{x:g}" for x in args.errors], "--policies", *args.policies,
+                    "--instances", str(args.instances), "--n", str(args.n), "--large",
+                    str(args.large), "--large-n", str(args.large_n), "--time-limit",
+                    f"{args.time_limit:g}", "--seed", str(args.seed)])
+    rows = price_rows(args.errors, instances=args.instances, n=args.n, seed=args.seed,
+                      policies=args.policies, large=args.large, large_n=args.large_n,
+                      time_limit=args.time_limit)
+    files = write_price_report(Path(args.out), rows, cmd)
+    emit(args, {"rows": rows, "files": [str(f) for f in files], "seed": args.seed,
+                "command": cmd},
+         price_table_md(rows) + f"\nwrote {len(files)} files to {args.out} (seed {args.seed})")
+    return 0
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    """Write the experiment table and plot."""
+    from kvopt.report.predictions import experiment_rows, table_md, write_experiment
+
+    check_output_dir(args.out, "--out")
+    rows = experiment_rows(n=args.n, rate=args.rate, azure_n=args.azure_n,
+                           time_scale=args.time_scale, seed=args.seed,
+                           workloads=args.workloads)
+    files = write_experiment(Path(args.out), rows)
+    emit(args, {"rows": rows, "files": [str(f) for f in files], "seed": args.seed},
+         table_md(rows) + f"\nwrote {len(files)} files to {args.out} (seed {args.seed})")
+    return 0

@@ -1,0 +1,257 @@
+"""The price of prediction: ``TEL(policy) / OPT(true lengths)`` as a function of prediction error.
+
+For each prediction-based policy and each noise level ``e``:
+
+========== ================================================================ ==================
+policy     predictions at noise level ``e``                                 kind
+========== ================================================================ ==================
+``mcsf``   point ``round(U((1-e) o, (1+e) o))`` (seed 001)                  point
+``ssjf``   the same points, vLLM-like greedy admission                      point
+``amax``   interval ``[floor((1-e) o), ceil((1+e) o)]``, upper end used      interval
+``amin``   the same interval, lower end used                                interval
+``sprpt``  the same points, static rank ``r - age``                          point
+``trail``  refined remaining-length predictions, log-error ``e`` at age 0,  refined
+           shrinking to 0 at completion (``bins=0``, ``C = 0.8``)
+``tie``    calibrated log-t around the true length with scale ``e``           distributional
+========== ================================================================ ==================
+
+Small instances (``n`` requests) are solved to proven optimality by :func:`kvopt.mip.solve`
+(rows whose solve is not proven optimal are dropped and counted); larger instances are
+compared with the best combinatorial lower bound (:func:`kvopt.mip.bounds.combinatorial_bound`),
+so their ratio is an upper estimate of ``TEL / OPT``. The measured mean absolute relative
+error of the point the policy orders by (``|p - o| / o``) is reported next to ``e``.
+MC-SF under under-predictions can clear memory forever (seed 001 Sec. 5.2); such runs raise
+:class:`~kvopt.sim.engine.LivelockError`, are counted in ``livelocks`` and left out of the
+ratio.
+
+Examples
+--------
+>>> rows = price_rows(errors=[0.0, 0.5], instances=2, n=4, policies=["mcsf", "tie"])
+>>> sorted({r["policy"] for r in rows}), all(r["ratio_mean"] >= 1 for r in rows)
+(['mcsf', 'tie'], True)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kvopt.core.errors import UsageError
+from kvopt.core.instance import Instance
+from kvopt.core.io import atomic_write_bytes, atomic_write_text
+from kvopt.mip import solve
+from kvopt.mip.bounds import combinatorial_bound
+from kvopt.sim import simulate
+from kvopt.sim.engine import LivelockError
+
+POLICIES = ("mcsf", "ssjf", "amax", "amin", "sprpt", "trail", "tie")
+DEFAULT_ERRORS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+def _spec(policy: str, e: float) -> tuple[Any, dict[str, Any]]:
+    """``(predictions, options)`` of ``policy`` at noise level ``e``."""
+    if policy in ("mcsf", "ssjf", "sprpt"):
+        return {"kind": "uniform", "eps": e}, {}
+    if policy in ("amax", "amin"):
+        return {"kind": "interval", "x": e}, {}
+    if policy == "trail":
+        return None, {"sigma0": e, "bins": 0, "C": 0.8}
+    if policy == "tie":
+        return {"kind": "logt", "scale": max(e, 1e-3)}, {}
+    raise UsageError("policy", f"must be one of {POLICIES}, got {policy!r}")
+
+
+def small_instance(rng: np.random.Generator, n: int) -> Instance:
+    """A random small online instance: ``M ~ U{16..24}``, ``s ~ U{0..2}``, ``o ~ U{1..M-s}``
+    capped at 10, arrivals ``U{0..2n}``."""
+    M = int(rng.integers(16, 25))
+    s = rng.integers(0, 3, n)
+    o = np.minimum(rng.integers(1, M - s + 1), 10)
+    a = rng.integers(0, 2 * n + 1, n)
+    return Instance(memory=M, arrival=a, prompt=s, output=o, name="price-small")
+
+
+def large_instance(rng: np.random.Generator, n: int) -> Instance:
+    """A larger slotted instance: ``M = 200``, ``s ~ U{1..10}``, ``o ~ U{1..60}``, Poisson
+    arrivals at about the service rate."""
+    M = 200
+    s = rng.integers(1, 11, n)
+    o = rng.integers(1, 61, n)
+    a = np.sort(rng.integers(0, int(n * 6), n))
+    return Instance(memory=M, arrival=a, prompt=s, output=o, name="price-large")
+
+
+def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20, n: int = 7,
+               seed: int = 0, policies: Sequence[str] = POLICIES, large: int = 0,
+               large_n: int = 200, time_limit: float = 60.0) -> list[dict[str, Any]]:
+    """One row per (scale, policy, error level): mean and max ratio over instances.
+
+    Parameters
+    ----------
+    errors
+        Noise levels ``e``.
+    instances, n
+        Small instances solved to optimality (and their size).
+    large, large_n
+        Larger instances compared with the combinatorial bound (0 = none).
+    seed
+        Seeds the instances and every simulation (``seed + instance index``).
+    time_limit
+        Per MIP solve.
+    """
+    for e in errors:
+        if not 0 <= e <= 1.5:
+            raise UsageError("errors", f"each must be in [0, 1.5], got {e}")
+    for p in policies:
+        if p not in POLICIES:
+            raise UsageError("policies", f"each must be one of {POLICIES}, got {p!r}")
+    rng = np.random.default_rng(seed)
+    cases: list[tuple[str, Instance, float, bool]] = []
+    dropped = 0
+    for _ in range(instances):
+        inst = small_instance(rng, n)
+        res = solve(inst, solver="highs", time_limit=time_limit)
+        if res.status != "optimal" or res.objective is None:
+            dropped += 1
+            continue
+        cases.append(("opt", inst, float(res.objective), True))
+    for _ in range(large):
+        inst = large_instance(rng, large_n)
+        cases.append(("bound", inst, float(combinatorial_bound(inst)), False))
+    rows: list[dict[str, Any]] = []
+    for scale in ("opt", "bound"):
+        sub = [c for c in cases if c[0] == scale]
+        if not sub:
+            continue
+        for pol in policies:
+            for e in errors:
+                pred, opts = _spec(pol, float(e))
+                ratios, errs = [], []
+                livelocks = 0
+                for k, (_, inst, ref, _) in enumerate(sub):
+                    try:
+                        r = simulate(inst, pol, seed=seed + k, predictions=pred, **opts)
+                    except LivelockError:  # MC-SF clearing under under-prediction (seed 001)
+                        livelocks += 1
+                        continue
+                    ratios.append(r.metrics.total_latency / ref)
+                    p = _ordering_point(inst, pol, pred, opts, seed + k)
+                    if p is not None:
+                        errs.append(float(np.mean(np.abs(p - inst.output) / inst.output)))
+                rows.append({
+                    "scale": scale, "policy": pol, "error": float(e),
+                    "mean_rel_error": float(np.mean(errs)) if errs else None,
+                    "ratio_mean": float(np.mean(ratios)) if ratios else None,
+                    "ratio_max": float(np.max(ratios)) if ratios else None,
+                    "instances": len(sub), "livelocks": livelocks,
+                    "dropped_unproven": dropped if scale == "opt" else 0,
+                })
+    return rows
+
+
+def _ordering_point(inst: Instance, pol: str, pred: Any, opts: dict[str, Any],
+                    seed: int) -> np.ndarray | None:
+    """The per-request number the policy orders by at arrival (for the error column)."""
+    from kvopt.sim.predictions import resolve_predictions
+
+    ss = np.random.SeedSequence(seed)
+    pred_ss, _ = ss.spawn(2)
+    pr = resolve_predictions(inst, pred, np.random.default_rng(pred_ss))
+    if pol in ("mcsf", "ssjf", "sprpt", "tie"):
+        return None if pr.point is None else pr.point.astype(float)
+    if pol == "amax":
+        return None if pr.upper is None else pr.upper.astype(float)
+    if pol == "amin":
+        return None if pr.lower is None else pr.lower.astype(float)
+    if pol == "trail":
+        from kvopt.predictions import RefinedPredictor
+
+        rp = RefinedPredictor(sigma0=opts["sigma0"], bins=0)
+        return rp.initial(np.arange(inst.n), inst.output)
+    return None
+
+
+FIELDS = ["scale", "policy", "error", "mean_rel_error", "ratio_mean", "ratio_max", "instances",
+          "livelocks", "dropped_unproven"]
+
+
+def price_table_md(rows: list[dict[str, Any]]) -> str:
+    """Markdown: one table per scale, policies as rows, error levels as columns."""
+    out = []
+    for scale, title in (("opt", "TEL / OPT (proven optimum), mean over instances"),
+                         ("bound", "TEL / combinatorial lower bound (upper estimate of the "
+                                   "ratio), mean over instances")):
+        sub = [r for r in rows if r["scale"] == scale]
+        if not sub:
+            continue
+        errs = sorted({r["error"] for r in sub})
+        pols = list(dict.fromkeys(r["policy"] for r in sub))
+        out.append(f"### {title} ({sub[0]['instances']} instances"
+                   + (f", {sub[0]['dropped_unproven']} unproven dropped" if scale == "opt"
+                      else "") + ")\n")
+        out.append("| policy | " + " | ".join(f"e={e:g}" for e in errs) + " |")
+        out.append("|---|" + "---|" * len(errs))
+        for p in pols:
+            cells = []
+            for e in errs:
+                r = next(x for x in sub if x["policy"] == p and x["error"] == e)
+                if r["ratio_mean"] is None:
+                    cells.append(f"livelock x{r['livelocks']}")
+                    continue
+                ll = f", {r['livelocks']} livelock" if r["livelocks"] else ""
+                cells.append(f"{r['ratio_mean']:.3f} (max {r['ratio_max']:.2f}{ll})")
+            out.append(f"| {p} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def price_csv(rows: list[dict[str, Any]]) -> str:
+    """CSV of the rows."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r[k] is None else (f"{r[k]:.6g}" if isinstance(r[k], float)
+                                                  else r[k])) for k in FIELDS})
+    return buf.getvalue()
+
+
+def price_plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Ratio vs noise level, one line per policy, one panel per scale (PNG)."""
+    from matplotlib.figure import Figure  # no pyplot: no global backend is chosen or changed
+
+    scales = [s for s in ("opt", "bound") if any(r["scale"] == s for r in rows)]
+    fig = Figure(figsize=(6 * len(scales), 4.2))
+    axes = fig.subplots(1, len(scales), squeeze=False)
+    for ax, scale in zip(axes[0], scales, strict=True):
+        sub = [r for r in rows if r["scale"] == scale]
+        for p in dict.fromkeys(r["policy"] for r in sub):
+            pts = sorted((r["error"], r["ratio_mean"]) for r in sub
+                         if r["policy"] == p and r["ratio_mean"] is not None)
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=p)
+        ax.set_xlabel("noise level e (point/interval: relative half-width; "
+                      "TRAIL/TIE: log-scale)", fontsize=8)
+        ax.set_ylabel("TEL / OPT" if scale == "opt" else "TEL / lower bound")
+        ax.set_title("small instances, proven OPT" if scale == "opt"
+                     else "larger instances, vs best bound")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def write_price_report(out: Path, rows: list[dict[str, Any]], command: str) -> list[Path]:
+    """Write ``price.md``, ``price.csv`` and ``price.png`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    md = ("# The price of prediction\n\nCommand: `" + command + "`\n\n" + price_table_md(rows))
+    atomic_write_text(out / "price.md", md)
+    atomic_write_text(out / "price.csv", price_csv(rows))
+    price_plot(rows, out / "price.png")
+    return [out / "price.md", out / "price.csv", out / "price.png"]
