@@ -488,13 +488,13 @@ def compare_families(x: ArrayLike, families: tuple[str, ...] = FAMILIES) -> list
     True
     """
     a = _positive(x)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for fam in families:
         params, cdf = fit_family(a, fam)
         res = stats.kstest(a, cdf)
         rows.append({"family": fam, "params": params, "ks": float(res.statistic),
                      "pvalue": float(res.pvalue)})
-    rows.sort(key=lambda r: r["ks"])
+    rows.sort(key=lambda r: float(r["ks"]))
     return rows
 
 

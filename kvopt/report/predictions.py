@@ -12,13 +12,17 @@ Workloads (both timed, ``M = 16492`` KV tokens, Llama-2-70B on 2xA100, the
   lacking prompts, the distributional prediction is the calibrated log-t around the true
   length (:meth:`~kvopt.predictions.LogTPredictor.from_lengths`, scale 0.8).
 
-Policies: ``fcfs``; ``sjf`` (oracle true lengths); ``ssjf`` (the predicted median
+Policies: ``fcfs``; ``sjf`` (oracle true lengths); ``srpt`` and ``spjf`` with true lengths
+(the preemptive and non-preemptive oracles of the rank family: their gap is the price of
+recompute preemption); ``ssjf`` (the predicted median
 ``exp(mu_hat)`` as a point, SSJF-like); ``trail`` (refined remaining-length predictions,
 log-error 0.8 at age 0 shrinking to 0, 10 bins over 0..``max_tokens``, re-predicted every
-8 tokens, ``C = 0.8``; and ``C = 0.2``); ``tie`` (log-t ``E + beta CVaR_0.9``, adaptive
-beta with ``B = 256``, decay ``gamma = 0.9, tau = 30 s``) and its ablations ``E only``
+8 tokens, ``C = 0.8``; ``C = 0.2``; and ``C = 0.8`` with log-error 0.3); ``tie`` (log-t
+``E + beta CVaR_0.9``, adaptive beta with ``B = 32``, about the number of requests that fit
+in ``M`` here, decay ``gamma = 0.9, tau = 30 s``) and its ablations ``E only``
 (``beta = 0``), ``log-normal`` (same ``mu_hat``, ``sigma_hat sqrt(nu / (nu - 2))``: the same
-log-variance), ``beta = 0.1`` and ``beta = 0.3`` fixed.
+log-variance), ``beta = 0.1`` and ``beta = 0.3`` fixed, and TIE paying 3 ms per prediction
+batch (a DeBERTa-size predictor; predictions are synchronous here, TIE's are asynchronous).
 
 Metrics: mean and P90 request latency (s), mean per-token latency (latency / output tokens,
 TIE's PTLA), mean TTFT, throughput (output tokens per second of makespan), evictions.
@@ -92,19 +96,23 @@ def policy_runs(case: Case) -> list[tuple[str, str, Any, dict[str, Any]]]:
     dist_ln = Predictions(point=point, label="lognormal", mu=case.mu_hat, sigma=ln_sigma)
     trail = {"sigma0": 0.8, "every": 8, "bins": 10, "max_len": float(case.max_tokens),
              "pred_seed": 7}
-    tie = {"max_tokens": case.max_tokens}
+    tie = {"max_tokens": case.max_tokens, "batch_size": 32}
     del n
     return [
         ("FCFS", "fcfs", None, {}),
         ("SJF (oracle)", "sjf", None, {}),
+        ("SRPT (oracle)", "srpt", None, {}),
+        ("SPJF (oracle)", "spjf", "exact", {}),
         ("SSJF (point)", "ssjf", Predictions(point=point, label="median"), {}),
         ("TRAIL C=0.8", "trail", None, {**trail, "C": 0.8}),
         ("TRAIL C=0.2", "trail", None, {**trail, "C": 0.2}),
+        ("TRAIL C=0.8 sigma0=0.3", "trail", None, {**trail, "C": 0.8, "sigma0": 0.3}),
         ("TIE", "tie", dist, tie),
         ("TIE E only", "tie", dist, {**tie, "beta": 0.0}),
         ("TIE log-normal", "tie", dist_ln, {**tie, "family": "lognormal"}),
         ("TIE beta=0.1", "tie", dist, {**tie, "beta": 0.1}),
         ("TIE beta=0.3", "tie", dist, {**tie, "beta": 0.3}),
+        ("TIE +3 ms/prediction batch", "tie", dist, {**tie, "prediction_cost": (0.003, 0.0)}),
     ]
 
 

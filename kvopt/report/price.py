@@ -140,9 +140,9 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
                         livelocks += 1
                         continue
                     ratios.append(r.metrics.total_latency / ref)
-                    p = _ordering_point(inst, pol, pred, opts, seed + k)
-                    if p is not None:
-                        errs.append(float(np.mean(np.abs(p - inst.output) / inst.output)))
+                    pt = _ordering_point(inst, pol, pred, opts, seed + k)
+                    if pt is not None:
+                        errs.append(float(np.mean(np.abs(pt - inst.output) / inst.output)))
                 rows.append({
                     "scale": scale, "policy": pol, "error": float(e),
                     "mean_rel_error": float(np.mean(errs)) if errs else None,
@@ -233,7 +233,9 @@ def price_plot(rows: list[dict[str, Any]], path: Path) -> None:
         for p in dict.fromkeys(r["policy"] for r in sub):
             pts = sorted((r["error"], r["ratio_mean"]) for r in sub
                          if r["policy"] == p and r["ratio_mean"] is not None)
-            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=p)
+            ll = sum(r["livelocks"] for r in sub if r["policy"] == p)
+            label = f"{p} ({ll} livelocked runs left out)" if ll else p
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=label)
         ax.set_xlabel("noise level e (point/interval: relative half-width; "
                       "TRAIL/TIE: log-scale)", fontsize=8)
         ax.set_ylabel("TEL / OPT" if scale == "opt" else "TEL / lower bound")

@@ -228,9 +228,9 @@ def simulate(
     pol = make_policy(instance, policy, preds, **policy_options)
     model = get_step_time(step_time)
     name = getattr(pol, "name", "policy")
-    meta = {"policy": name, "options": getattr(pol, "options", {}),
-            "step_time": getattr(model, "name", "custom"), "seed": seed,
-            "predictions": preds.label}
+    meta: dict[str, Any] = {"policy": name, "options": getattr(pol, "options", {}),
+                            "step_time": getattr(model, "name", "custom"), "seed": seed,
+                            "predictions": preds.label}
     if prediction_cost is not None and not hasattr(prediction_cost, "seconds"):
         prediction_cost = PredictionCost(*prediction_cost)
     if prediction_cost is not None:

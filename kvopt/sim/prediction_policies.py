@@ -191,8 +191,8 @@ class RankPolicy(Policy):
                 queue.push(over, self.key[over])
                 keep = np.zeros(run.shape[0], dtype=bool)
                 keep[order[:k]] = True
-                run, age, rk, contrib, locked, tie = (x[keep] for x in
-                                                      (run, age, rk, contrib, locked, tie))
+                run, age, rk = run[keep], age[keep], rk[keep]
+                contrib, locked, tie = contrib[keep], locked[keep], tie[keep]
             # 2. non-preemptable requests keep their memory
             used = int(contrib[locked].sum())
             count = int(locked.sum())  # requests in the next batch (limit st.B)
@@ -384,7 +384,8 @@ class TiePolicy(KeyGreedyPolicy):
             raise ValueError("batch_size >= 1, 0 < gamma <= 1 and tau > 0 required")
         self.mu = np.asarray(mu, dtype=np.float64)
         self.sigma = np.asarray(sigma, dtype=np.float64)
-        self.family, self.nu, self.cvar_alpha, self.beta = family, float(nu), float(alpha), beta
+        self.family, self.nu, self.cvar_alpha = family, float(nu), float(alpha)
+        self.cvar_beta: float | str = beta
         self.batch_size, self.gamma, self.tau, self.decay = int(batch_size), gamma, tau, decay
         self.max_tokens = max_tokens
         self.mode = mode
@@ -408,8 +409,8 @@ class TiePolicy(KeyGreedyPolicy):
         return np.asarray(d.score(beta, self.cvar_alpha, self.xmax[ids], self.mode))
 
     def arrival_keys(self, st: SimState, ids: NDArray[np.int64]) -> NDArray[np.int64]:
-        beta = (adaptive_beta(len(self.queue), self.batch_size) if self.beta == "adaptive"
-                else float(self.beta))
+        beta = (adaptive_beta(len(self.queue), self.batch_size)
+                if self.cvar_beta == "adaptive" else float(self.cvar_beta))
         sc = self.scores(ids, beta)
         self.score[ids] = sc
         self.beta_used[ids] = beta
