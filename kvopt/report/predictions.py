@@ -10,7 +10,8 @@ Workloads (both timed, ``M = 16492`` KV tokens, Llama-2-70B on 2xA100, the
 - ``azure-conv``: the first ``n`` requests of the Azure conversation trace (2023,
   ``instances/traces/azure_conv_2023.csv``) with arrivals compressed by ``time_scale``;
   lacking prompts, the distributional prediction is the calibrated log-t around the true
-  length (:meth:`~kvopt.predictions.LogTPredictor.from_lengths`, scale 0.8).
+  length (:meth:`~kvopt.predictions.LogTPredictor.from_lengths`, scale 0.8). The trace is
+  the package-data copy (``kvopt/data/traces``, same file as ``instances/traces``).
 
 Policies: ``fcfs``; ``sjf`` (oracle true lengths); ``srpt`` and ``spjf`` with true lengths
 (the preemptive and non-preemptive oracles of the rank family: their gap is the price of
@@ -34,6 +35,7 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.resources import as_file
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +43,13 @@ import numpy as np
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance, load_instance
-from kvopt.core.io import atomic_write_bytes, atomic_write_text
+from kvopt.core.io import atomic_write_bytes, atomic_write_text, data_file
 from kvopt.core.metrics import request_table
 from kvopt.predictions import LogTPredictor, heavy_tailed_workload
 from kvopt.sim import simulate
 from kvopt.sim.predictions import Predictions
 
 STEP_TIME = "a100-llama2-70b-tp2"
-TRACE = Path(__file__).resolve().parents[2] / "instances" / "traces" / "azure_conv_2023.csv"
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,16 @@ def heavy_tailed_case(n: int, rate: float, seed: int) -> Case:
     return Case("heavy-tailed", w.instance, mu, sg, w.max_tokens, w.nu)
 
 
-def azure_case(n: int, time_scale: float, seed: int, path: Path = TRACE) -> Case:
+def azure_case(n: int, time_scale: float, seed: int) -> Case:
     """The first ``n`` Azure conversation requests, arrivals divided by ``time_scale``."""
-    full = load_instance(path)
+    with as_file(data_file("traces", "azure_conv_2023.csv")) as path:
+        full = load_instance(path)
     if n > full.n:
         raise UsageError("n", f"the trace has {full.n} requests, asked for {n}")
     inst = Instance(memory=full.memory, arrival=full.arrival[:n] / time_scale,
                     prompt=full.prompt[:n], output=full.output[:n], time_unit="second",
                     name=f"azure-conv-first{n}-x{time_scale:g}",
-                    source=f"{path.name} (first {n} requests, arrivals / {time_scale:g})")
+                    source=f"azure_conv_2023.csv (first {n} requests, arrivals / {time_scale:g})")
     pred = LogTPredictor(nu=3.5, trace_scale=0.8)
     mu, sg = pred.from_lengths(inst.output, np.random.default_rng(seed + 2000))
     return Case("azure-conv", inst, mu, sg, int(inst.output.max()))
