@@ -27,6 +27,7 @@ from kvopt.cli.main import build_parser, main
 A2 = "instances/tiny/a2-example.json"
 EX1 = "instances/tiny/seed000-example1.json"
 CSV = "instances/traces/azure_code_2023.csv"
+SMOKE = "instances/sweeps/smoke.toml"
 
 #: sub-command -> [(argv after the sub-command, text the error message must contain)]
 BATTERY: dict[str, list[tuple[list[str], str]]] = {
@@ -158,6 +159,12 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--plot-fig8", "{out}/f.png", "--lams", "1.5"], "--lams"),
         (["--errata", "{fx}/afile/e.md"], "--errata"),
     ],
+    "report sweep": [
+        (["--db", "{fx}/missing.sqlite"], "--db"),
+        (["--db", "{fx}/afile"], "--db"),
+        (["--db", "{fx}/afile", "--metric", "bogus"], "--metric"),
+        (["--db", "{fx}/afile", "--format", "xls"], "--format"),
+    ],
     "sweep": [
         (["--policies", "mc-sf", "--out", "{out}/sw"], "--policies"),
         (["--param", "bogus=3", "--out", "{out}/sw"], "--param"),
@@ -170,6 +177,23 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--workers", "-1", "--out", "{out}/sw"], "--workers"),
         (["--solver", "nope", "--out", "{out}/sw"], "--solver"),
         (["--time-limit", "0", "--out", "{out}/sw"], "--time-limit"),
+        ([SMOKE], "--db"),
+        (["{fx}/missing.toml", "--db", "{out}/r.sqlite"], "SPEC"),
+        (["{fx}/bad-policy.toml", "--db", "{out}/r.sqlite"], "policies[0].name"),
+        (["{fx}/bad-key.toml", "--db", "{out}/r.sqlite"], "instances[0].bogus"),
+        (["{fx}/bad-option.toml", "--db", "{out}/r.sqlite"], "policies[0].params.alpha"),
+        (["{fx}/notjson.json", "--db", "{out}/r.sqlite"], "(toml)"),
+        ([SMOKE, "--db", "{out}"], "--db"),
+        ([SMOKE, "--db", "{fx}/afile/r.sqlite"], "--db"),
+        ([SMOKE, "--db", "{out}/r.sqlite", "--scheduler", "nohost"], "--scheduler"),
+        ([SMOKE, "--db", "{out}/r.sqlite", "--scheduler", "tcp://127.0.0.1:1", "--workers",
+          "2"], "--workers"),
+        ([SMOKE, "--db", "{out}/r.sqlite", "--generator", "model1"], "--generator"),
+        ([SMOKE, "--db", "{out}/r.sqlite", "--csv", "{out}/x.csv"], "--csv"),
+        (["export", "--db", "{fx}/missing.sqlite", "--csv", "{out}/x.csv"], "--db"),
+        (["export", "--db", "{fx}/afile", "--csv", "{out}/x.csv"], "--db"),
+        (["export", "--db", "{fx}/afile"], "--csv"),
+        (["export", "--csv", "{out}/x.csv"], "--db"),
     ],
     "steptime list": [
         (["--bogus"], "--bogus"),
@@ -249,6 +273,11 @@ def fixtures(tmp_path_factory):
 
     fx = tmp_path_factory.mktemp("fixtures")
     (fx / "afile").write_text("x\n")
+    spec = '[[instances]]\ngenerator = "random-small"\n[[policies]]\n'
+    (fx / "bad-policy.toml").write_text(spec + 'name = "mc-sf"\n')
+    (fx / "bad-option.toml").write_text(spec + 'name = "alpha-protection"\n'
+                                        'params = { alpha = [0.3, 7] }\n')
+    (fx / "bad-key.toml").write_text('[[instances]]\ngenerator = "model1"\nbogus = 1\n')
     (fx / "notjson.json").write_text("{not json\n")
     (fx / "bad-schedule.json").write_text(json.dumps(
         {"schema": "kvopt.schedule", "schema_version": 1, "instance_sha256": "0" * 64}))

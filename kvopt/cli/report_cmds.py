@@ -7,6 +7,7 @@ import argparse
 from kvopt.cli.common import (
     DEFAULT_SEED,
     add_json_argument,
+    check_input_file,
     check_output_dir,
     check_output_file,
     emit,
@@ -107,6 +108,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     t.add_argument("--out", default=None, help="output directory (default: print only)")
     add_json_argument(t)
     t.set_defaults(func=run_table1)
+
+
+    w = rs.add_parser(
+        "sweep", help="summary table of a sweep database (kvopt sweep SPEC --db FILE)",
+        description="Per (instance entry, evaluator): tasks, usable results, valid, proven "
+        "optimal, livelocked/failed/error tasks, mean and std of --metric over the results, "
+        "and the ratio to the proven optimum of the same instance (mean, max, count).")
+    w.add_argument("--db", required=True, help="sweep database (SQLite)")
+    w.add_argument("--metric", default="total_latency",
+                   help="metric averaged per evaluator (default total_latency; e.g. "
+                   "mean_latency_s, p90_latency, evictions, runtime_s)")
+    w.add_argument("--format", choices=("md", "csv"), default="md", help="table format")
+    w.add_argument("--out", default=None, help="write the table to this file (default stdout)")
+    add_json_argument(w)
+    w.set_defaults(func=run_sweep_report)
 
 
 def _step_time_name(text: str) -> str:
@@ -213,4 +229,40 @@ def run_table1(args: argparse.Namespace) -> int:
     files = [] if args.out is None else table1.write_table1(args.out, results)
     emit(args, {"results": results, "files": [str(f) for f in files]},
          "\n".join(table1.to_markdown(r) for r in results))
+    return 0
+
+
+def run_sweep_report(args: argparse.Namespace) -> int:
+    """Summarise a sweep database."""
+    import csv
+    import io
+    from pathlib import Path
+
+    from kvopt.core.io import atomic_write_text
+    from kvopt.core.metrics import Metrics
+    from kvopt.sweep.store import COLUMNS, ResultStore
+    from kvopt.sweep.summary import summarize, summary_markdown, with_ratios
+
+    if args.metric not in Metrics.__dataclass_fields__ and args.metric not in COLUMNS:
+        raise UsageError("--metric", f"unknown metric {args.metric!r} (a kvopt Metrics field "
+                         "or runtime_s)")
+    check_input_file(args.db, "--db")
+    check_output_file(args.out, "--out")
+    with ResultStore(args.db, readonly=True) as store:
+        rows = store.rows()
+    summary = summarize(with_ratios(rows), args.metric)
+    if args.format == "md":
+        text = summary_markdown(summary)
+    else:
+        buf = io.StringIO()
+        wr = csv.DictWriter(buf, fieldnames=list(summary[0]) if summary else ["entry"],
+                            lineterminator="\n")
+        wr.writeheader()
+        wr.writerows(summary)
+        text = buf.getvalue().rstrip("\n")
+    if args.out is not None:
+        atomic_write_text(Path(args.out), text + "\n")
+    emit(args, {"db": args.db, "metric": args.metric, "tasks": len(rows), "summary": summary,
+                "out": args.out}, text if args.out is None else f"{len(summary)} rows -> "
+                f"{args.out}")
     return 0

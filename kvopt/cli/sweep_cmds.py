@@ -1,22 +1,37 @@
-"""``kvopt sweep``: seeded instances x policies (x hindsight MIP) on a Dask cluster."""
+"""``kvopt sweep``: a spec file (or generator flags) on Dask, results in a resumable SQLite db.
+
+Forms::
+
+    kvopt sweep SPEC.toml --db results.sqlite [--scheduler tcp://HOST:PORT | --workers N]
+    kvopt sweep export --db results.sqlite --csv FILE [--metrics a,b]
+    kvopt sweep --generator model1 --seeds 0:10 --policies mcsf --out DIR [--db FILE]
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from kvopt.cli.common import (
     add_json_argument,
+    check_input_file,
     check_output_dir,
+    check_output_file,
     emit,
     float_in,
     int_at_least,
 )
 from kvopt.core.errors import UsageError
 from kvopt.sweep.output import write_sweep
-from kvopt.sweep.run import GENERATORS, SweepSpec, run_sweep
+from kvopt.sweep.run import GENERATORS, SweepSpec, run_spec
+from kvopt.sweep.spec import SpecError, check_spec, expand_tasks, load_spec, parse_seeds
+from kvopt.sweep.store import ResultStore
+
+#: Flags of the generator form (not allowed with a spec file).
+_FLAG_FORM = ("generator", "seeds", "policies", "solver", "time_limit", "param", "out")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,36 +39,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     from kvopt.mip.backends import backend_names
 
     p = sub.add_parser(
-        "sweep", help="evaluate policies (and the MIP optimum) over seeded instances with Dask",
-        description="Draw one instance per seed from a generator, simulate each policy, optionally "
-        "solve the hindsight MIP, validate every schedule, and write rows.csv, summary.md and "
-        "manifest.json to --out. Rows are sorted by seed, independent of worker timing "
-        "(runtime_s excepted).")
-    p.add_argument("--generator", choices=sorted(GENERATORS), default="model1")
-    p.add_argument("--seeds", default="0:10", help="START:STOP (exclusive) or a comma list")
-    p.add_argument("--policies", default="mcsf", help="comma-separated policy names")
-    p.add_argument("--solver", default=None, choices=backend_names(),
+        "sweep", help="run a sweep spec (policies x solvers x instances x seeds) on Dask into a "
+        "resumable SQLite database",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="kvopt sweep SPEC.toml --db results.sqlite [--scheduler tcp://HOST:PORT | "
+        "--workers N]\n  runs every task of the spec not yet in the database (a LocalCluster "
+        "of N workers by\n  default, 0: in-process; or an existing Dask scheduler), recording "
+        "each result as it\n  arrives: re-running resumes; a task's failure (livelock, solver "
+        "refusal, exception)\n  is recorded with its status and the sweep goes on.\n"
+        "kvopt sweep export --db results.sqlite --csv FILE\n  writes one CSV line per task.\n"
+        "kvopt sweep --generator G --seeds A:B --policies P,Q [--solver S] --out DIR\n"
+        "  the flag form: a one-entry spec; writes rows.csv, summary.md, manifest.json to DIR\n"
+        "  (results also kept in --db, default DIR/results.sqlite).")
+    p.add_argument("spec", metavar="SPEC", nargs="?", default=None,
+                   help="sweep spec (TOML), or 'export'")
+    p.add_argument("--db", default=None, help="SQLite results database (created if missing)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    p.add_argument("--workers", type=int_at_least(0), default=None,
+                   help="LocalCluster worker processes (default 2; 0: in this process)")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="re-run tasks recorded with status 'error' (lost workers, bugs)")
+    p.add_argument("--csv", default=None, help="export: CSV file to write")
+    p.add_argument("--metrics", default=None,
+                   help="export: comma-separated metric columns (default: the spec's)")
+    g = p.add_argument_group("flag form (instead of SPEC)")
+    g.add_argument("--generator", choices=sorted(GENERATORS), default=None,
+                   help="instance generator (default model1)")
+    g.add_argument("--seeds", default=None, help="START:STOP (exclusive) or a comma list "
+                   "(default 0:10)")
+    g.add_argument("--policies", default=None, help="comma-separated policy names (mcsf)")
+    g.add_argument("--solver", default=None, choices=backend_names(),
                    help="MIP backend for OPT (omit to skip)")
-    p.add_argument("--time-limit", type=float_in(0, lo_open=True), default=10.0,
-                   help="per-solve limit, seconds")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=INT",
+    g.add_argument("--time-limit", type=float_in(0, lo_open=True), default=None,
+                   help="per-solve limit, seconds (10)")
+    g.add_argument("--param", action="append", default=None, metavar="KEY=NUMBER",
                    help="generator parameter, e.g. --param n=12 (repeatable)")
-    p.add_argument("--workers", type=int_at_least(0), default=2,
-                   help="Dask worker processes (0: in-process)")
-    p.add_argument("--out", required=True, help="output folder")
+    g.add_argument("--out", default=None, help="output folder")
     add_json_argument(p)
     p.set_defaults(func=run)
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        if ":" in text:
-            a, b = text.split(":")
-            return list(range(int(a), int(b)))
-        return [int(x) for x in text.split(",") if x]
-    except ValueError as exc:
-        msg = f"expected START:STOP or a list, got {text!r}"
-        raise UsageError("--seeds", msg) from exc
 
 
 def _params(items: list[str]) -> dict[str, Any]:
@@ -72,56 +96,154 @@ def _params(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def check_sweep_arguments(spec: SweepSpec) -> None:
-    """Everything a sweep's tasks would reject, checked here before any cluster starts: the
-    generator parameters (names against the generator's signature, values by drawing the
-    first seed's instance), the policy names and what each policy needs on that instance."""
-    import inspect
+def check_scheduler(address: str | None) -> None:
+    """``--scheduler`` must look like ``tcp://HOST:PORT`` (or ``HOST:PORT``).
 
-    from kvopt.sim import POLICIES, check_policy
+    Examples
+    --------
+    >>> check_scheduler("tcp://127.0.0.1:8786")
+    >>> check_scheduler("localhost")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --scheduler: expected tcp://HOST:PORT, got 'localhost'
+    """
+    if address is None:
+        return
+    if not re.fullmatch(r"((tcp|tls|inproc|ucx|ws|wss)://)?[^\s:/]+:\d{1,5}", address):
+        raise UsageError("--scheduler", f"expected tcp://HOST:PORT, got {address!r}")
 
-    if not spec.seeds:
-        raise UsageError("--seeds", "no seeds")
-    gen = GENERATORS[spec.generator]
-    params = inspect.signature(gen).parameters
-    settable = sorted(k for k, p in params.items()
-                      if p.kind is p.KEYWORD_ONLY and not isinstance(p.default, tuple))
-    for key in spec.generator_params:
-        if key not in settable:
-            raise UsageError("--param", f"{spec.generator} has no parameter {key!r} (settable: "
-                             f"{', '.join(settable)})")
+
+_FLAG_OF_KEY = (("instances[0].params", "--param"), ("policies", "--policies"),
+                ("solvers", "--solver"), ("seeds", "--seeds"), ("instances", "--generator"))
+
+
+def _flag_spec(args: argparse.Namespace) -> SweepSpec:
+    policies = [x.strip() for x in (args.policies or "mcsf").split(",") if x.strip()]
+    if not policies and args.solver is None:
+        raise UsageError("--policies", "nothing to evaluate: give policies or --solver")
     try:
-        inst = gen(spec.seeds[0], **spec.generator_params)
-    except UsageError as exc:
-        raise UsageError(f"--param {exc.field}", exc.reason) from None
-    for policy in spec.policies:
-        if policy not in POLICIES:
-            raise UsageError("--policies", f"unknown policy {policy!r}; choose from "
-                             f"{', '.join(sorted(POLICIES))}")
-        try:
-            check_policy(inst, policy)
-        except UsageError as exc:
-            if exc.field != "predictions":
-                raise UsageError("--policies", f"{policy}: {exc}") from None
-            raise UsageError("--policies", f"{policy} needs interval predictions, and "
-                             f"{spec.generator} instances have none") from None
+        seeds = parse_seeds(args.seeds or "0:10", "seeds")
+    except SpecError as exc:
+        raise UsageError("--seeds", exc.reason) from None
+    spec = SweepSpec(args.generator or "model1", seeds, policies, args.solver,
+                     args.time_limit if args.time_limit is not None else 10.0,
+                     _params(args.param or []))
+    try:
+        check_spec(spec.to_spec())
+    except SpecError as exc:
+        flag = next((f for k, f in _FLAG_OF_KEY if exc.field.startswith(k)), "--generator")
+        if flag == "--param":
+            name = exc.field.removeprefix("instances[0].params").lstrip(".")
+            flag = f"--param {name}" if name else flag
+        raise UsageError(flag, exc.reason) from None
+    return spec
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the sweep and write its files atomically."""
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    if not policies and args.solver is None:
-        raise UsageError("--policies", "nothing to evaluate: give policies or --solver")
-    spec = SweepSpec(args.generator, _seeds(args.seeds), policies, args.solver,
-                     args.time_limit, _params(args.param))
-    check_sweep_arguments(spec)
-    check_output_dir(args.out, "--out")
-    rows = run_sweep(spec, workers=args.workers, progress=not args.json)
-    command = "kvopt " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("kvopt") else None
-    summary, table = write_sweep(Path(args.out), rows, spec, workers=args.workers,
-                                 command=command)
-    emit(args, {"summary": summary, "out": str(args.out)}, table)
-    if any(not r["valid"] for r in rows):
-        print("kvopt sweep: some schedules failed validation", file=sys.stderr)
+    """Dispatch: export, a spec file, or the flag form."""
+    check_scheduler(args.scheduler)
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError("--workers", "not with --scheduler (the cluster has its own workers)")
+    if args.spec == "export":
+        return _export(args)
+    for flag in ("csv", "metrics"):
+        if getattr(args, flag) is not None:
+            raise UsageError(f"--{flag}", "only with 'kvopt sweep export'")
+    if args.spec is None:
+        return _run_flags(args)
+    given = [f for f in _FLAG_FORM if getattr(args, f) is not None]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(flag, "belongs to the flag form; with a spec file put it in the spec")
+    if args.db is None:
+        raise UsageError("--db", "required with a spec file (the results database)")
+    check_input_file(args.spec, "SPEC")
+    check_output_file(args.db, "--db")
+    spec = load_spec(args.spec)
+    check_spec(spec)
+    workers = 2 if args.workers is None else args.workers
+    outcome = run_spec(spec, args.db, scheduler=args.scheduler, workers=workers,
+                       progress=not args.json, retry_errors=args.retry_errors, check=False)
+    return _finish(args, spec_tasks={t.key for t in expand_tasks(spec)}, outcome=outcome.to_dict(),
+                   metric=spec.metrics[0] if spec.metrics else "total_latency")
+
+
+def _finish(args: argparse.Namespace, *, spec_tasks: set[str], outcome: dict[str, Any],
+            metric: str) -> int:
+    from kvopt.sweep.summary import summarize, summary_markdown, with_ratios
+
+    with ResultStore(args.db, readonly=True) as store:
+        rows = [r for r in store.rows() if r["task"] in spec_tasks]
+    summary = summarize(with_ratios(rows), metric)
+    text = (f"{outcome['ran']} tasks run, {outcome['skipped']} already recorded "
+            f"({outcome['total']} in the spec) in {outcome['wall_s']:.1f} s; statuses this run: "
+            + (", ".join(f"{k} {v}" for k, v in outcome["statuses"].items()) or "none") + "\n"
+            + summary_markdown(summary))
+    emit(args, {"outcome": outcome, "summary": summary, "db": args.db}, text)
+    return _exit_code(rows)
+
+
+def _exit_code(rows: list[dict[str, Any]]) -> int:
+    errors = sum(r["status"] == "error" for r in rows)
+    invalid = sum(r.get("valid") is False for r in rows)
+    if errors or invalid:
+        print(f"kvopt sweep: {errors} task(s) failed with an internal error, {invalid} "
+              "schedule(s) failed validation (see kvopt sweep export)", file=sys.stderr)
         return 1
     return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    import json
+
+    from kvopt.core.io import atomic_write_text
+    from kvopt.sweep.summary import export_csv
+
+    for f in (*_FLAG_FORM, "retry_errors"):
+        v = getattr(args, f)
+        if v is not None and v is not False:
+            raise UsageError("--" + f.replace("_", "-"), "not an option of 'kvopt sweep export'")
+    if args.db is None:
+        raise UsageError("--db", "required: the sweep database to export")
+    if args.csv is None:
+        raise UsageError("--csv", "required: the CSV file to write")
+    check_input_file(args.db, "--db")
+    check_output_file(args.csv, "--csv")
+    with ResultStore(args.db, readonly=True) as store:
+        rows = store.rows()
+        last = store.conn.execute("SELECT spec FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+    if args.metrics is not None:
+        metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+        from kvopt.core.metrics import Metrics
+
+        for m in metrics:
+            if m not in Metrics.__dataclass_fields__:
+                raise UsageError("--metrics", f"unknown metric {m!r} (choose from "
+                                 f"{', '.join(sorted(Metrics.__dataclass_fields__))})")
+    else:
+        metrics = json.loads(last[0]).get("metrics", []) if last else []
+    atomic_write_text(Path(args.csv), export_csv(rows, metrics))
+    emit(args, {"rows": len(rows), "csv": args.csv}, f"{len(rows)} rows -> {args.csv}")
+    return 0
+
+
+def _run_flags(args: argparse.Namespace) -> int:
+    if args.out is None:
+        raise UsageError("--out", "required with the flag form (or give a SPEC file)")
+    if args.retry_errors:
+        raise UsageError("--retry-errors", "only with a spec file")
+    spec = _flag_spec(args)
+    check_output_dir(args.out, "--out")
+    if args.db is not None:
+        check_output_file(args.db, "--db")
+    workers = 2 if args.workers is None else args.workers
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    db = args.db if args.db is not None else str(out / "results.sqlite")
+    from kvopt.sweep.run import run_sweep
+
+    rows = run_sweep(spec, workers=workers, progress=not args.json, db=db,
+                     scheduler=args.scheduler)
+    command = "kvopt " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("kvopt") else None
+    summary, table = write_sweep(out, rows, spec, workers=workers, command=command)
+    emit(args, {"summary": summary, "out": str(args.out), "db": db}, table)
+    return _exit_code(rows)

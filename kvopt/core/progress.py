@@ -99,6 +99,8 @@ class Progress:
         of = f"/{self.total}" if self.total is not None else ""
         pct = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
         tail = " done" if final else ""
+        if not final and self.total and 0 < self.n < self.total:
+            tail = f", ETA {el / self.n * (self.total - self.n):.0f} s"
         print(f"{self.desc}: {self.n}{of} {self.unit}{pct}, {el:.0f} s{tail}",
               file=self.stream, flush=True)
         self._printed = True

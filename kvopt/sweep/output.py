@@ -10,31 +10,10 @@ from typing import Any
 
 from kvopt.core.io import atomic_write_text, write_json
 from kvopt.sweep.run import SweepSpec
+from kvopt.sweep.summary import summarize
 
 COLUMNS = ("seed", "instance", "n", "memory", "sha256", "evaluator", "status", "total_latency",
            "bound", "gap", "ratio_to_opt", "valid", "evictions", "runtime_s")
-
-
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per evaluator: count, valid, proven optimal, mean/max ratio to OPT, mean TEL."""
-    out = []
-    for ev in dict.fromkeys(r["evaluator"] for r in rows):
-        rs = [r for r in rows if r["evaluator"] == ev]
-        ratios = [r["ratio_to_opt"] for r in rs if r["ratio_to_opt"] is not None]
-        tel = [r["total_latency"] for r in rs if r["total_latency"] is not None]
-        out.append({
-            "evaluator": ev, "instances": len(rs), "valid": sum(bool(r["valid"]) for r in rs),
-            "optimal": sum(r["status"] == "optimal" for r in rs),
-            "mean_total_latency": sum(tel) / len(tel) if tel else None,
-            "ratio_mean": sum(ratios) / len(ratios) if ratios else None,
-            "ratio_max": max(ratios) if ratios else None,
-            "ratio_count": len(ratios),
-        })
-    return out
-
-
-def _fmt(x: Any) -> str:
-    return "" if x is None else (f"{x:.4f}" if isinstance(x, float) else str(x))
 
 
 def _fmt(x: Any) -> str:

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kvopt.core import generators
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
-from kvopt.core.validate import check_schedule
+from kvopt.sweep.spec import (
+    EvaluatorSpec,
+    InstanceSource,
+    Spec,
+    Task,
+    check_spec,
+    code_version,
+    expand_tasks,
+)
+from kvopt.sweep.store import ResultStore
+from kvopt.sweep.tasks import failed_row, run_task
+
 
 #: Instance generators a sweep can draw from (name -> callable(seed, **params)).
 GENERATORS: dict[str, Callable[..., Instance]] = {
@@ -58,45 +72,166 @@ class SweepSpec:
         d["policies"] = list(self.policies)
         return d
 
+    def to_spec(self) -> Spec:
+        """The equivalent :class:`~kvopt.sweep.spec.Spec` (what ``--generator`` flags mean).
 
-def evaluate_seed(spec: SweepSpec, seed: int) -> list[dict[str, Any]]:
-    """Build the instance of ``seed`` and evaluate it with every evaluator of ``spec``.
+        Examples
+        --------
+        >>> s = SweepSpec("model1", seeds=(0, 1), policies=("mcsf",), solver="highs").to_spec()
+        >>> [e.label for e in s.evaluators], s.seeds
+        (['opt:highs', 'mcsf'], (0, 1))
+        """
+        seeds = tuple(int(x) for x in self.seeds)
+        src = InstanceSource(self.generator, self.generator, dict(self.generator_params),
+                             seeds=seeds)
+        evs = []
+        if self.solver is not None:
+            evs.append(EvaluatorSpec("solver", self.solver, {}, "unit", float(self.time_limit),
+                                     None, None, key="solvers[0]"))
+        evs += [EvaluatorSpec("policy", p, {}, "unit", key=f"policies[{i}]")
+                for i, p in enumerate(self.policies)]
+        return Spec(self.generator, (src,), tuple(evs), seeds)
 
-    Every schedule is checked with :func:`kvopt.check_schedule`; the row's ``valid`` field
-    records the outcome and ``total_latency`` is the validator's recomputed objective.
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_spec` did: task counts by status, skipped (already recorded) tasks."""
+
+    db: str
+    total: int
+    skipped: int
+    ran: int
+    statuses: dict[str, int]
+    wall_s: float
+    workers: int
+    scheduler: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def run_spec(
+    spec: Spec,
+    db: str | Path | ResultStore,
+    *,
+    scheduler: str | None = None,
+    workers: int = 2,
+    progress: bool = False,
+    retry_errors: bool = False,
+    check: bool = True,
+) -> SweepOutcome:
+    """Run every task of ``spec`` not yet in ``db``, recording each result as it arrives.
+
+    Parameters
+    ----------
+    spec
+        The sweep (:func:`kvopt.sweep.load_spec`).
+    db
+        SQLite file (created if missing) or an open :class:`ResultStore`.
+    scheduler
+        Address of a running Dask scheduler (``tcp://host:port``); ``None`` starts a
+        ``LocalCluster`` of ``workers`` processes (``workers=0``: run in this process).
+    workers
+        Worker processes of the ``LocalCluster`` (ignored with ``scheduler``).
+    progress
+        Completed/total with ETA on stderr.
+    retry_errors
+        Re-run tasks recorded with status ``error`` (internal failures, lost workers);
+        other statuses (livelock, time limit, ...) are results and are never re-run.
+    check
+        Check the spec (:func:`kvopt.sweep.check_spec`) before any work starts.
+
+    Examples
+    --------
+    >>> from kvopt.sweep import parse_spec
+    >>> spec = parse_spec('seeds = "0:3"\\n[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "mcsf"')
+    >>> with ResultStore(":memory:") as db:
+    ...     first = run_spec(spec, db, workers=0)
+    ...     again = run_spec(spec, db, workers=0)
+    >>> (first.ran, first.skipped), (again.ran, again.skipped)
+    ((3, 0), (0, 3))
     """
-    if spec.generator not in GENERATORS:
-        raise ValueError(f"unknown generator {spec.generator!r}; choose from {sorted(GENERATORS)}")
-    inst = GENERATORS[spec.generator](seed, **spec.generator_params)
-    base = {"seed": seed, "instance": inst.name, "n": inst.n, "memory": inst.memory,
-            "sha256": inst.sha256()[:16]}
-    rows: list[dict[str, Any]] = []
-    if spec.solver is not None:
-        from kvopt.mip import solve
+    from kvopt.core.progress import Progress, note
 
+    if check:
+        check_spec(spec)
+    if workers < 0:
+        raise UsageError("workers", f"must be >= 0, got {workers}")
+    tasks = expand_tasks(spec)
+    store = db if isinstance(db, ResultStore) else ResultStore(db)
+    try:
+        if retry_errors:
+            store.forget(store.failed() & {t.key for t in tasks})
+        done = store.done()
+        todo = [t for t in tasks if t.key not in done]
+        where = (scheduler if scheduler else
+                 "this process" if workers == 0 else f"a LocalCluster of {workers} workers")
+        note(f"sweep {spec.name}: {len(tasks)} tasks, {len(tasks) - len(todo)} already in "
+             f"{store.path}, {len(todo)} to run on {where}", enabled=progress)
+        store.record_run(spec.to_dict(), spec.text, code_version=code_version(),
+                         scheduler=scheduler, workers=workers, tasks=len(tasks),
+                         skipped=len(tasks) - len(todo))
+        statuses: Counter[str] = Counter()
         t0 = time.perf_counter()
-        res = solve(inst, solver=spec.solver, time_limit=spec.time_limit, threads=1)
-        rep = res.report  # solve() already ran check_schedule on its schedule
-        rows.append({**base, "evaluator": f"opt:{spec.solver}", "status": str(res.status),
-                     "total_latency": None if rep is None else rep.objective,
-                     "bound": res.bound, "gap": res.gap, "valid": bool(rep and rep.ok),
-                     "evictions": 0, "runtime_s": time.perf_counter() - t0})
-    for policy in spec.policies:
-        from kvopt.sim import simulate
+        with Progress(len(todo), f"sweep {spec.name}", enabled=progress, unit="task") as bar:
+            for row in _results(todo, scheduler, workers):
+                store.insert(row)
+                statuses[row["status"]] += 1
+                bar.update()
+        return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), len(todo),
+                            dict(sorted(statuses.items())), time.perf_counter() - t0,
+                            workers, scheduler)
+    finally:
+        if not isinstance(db, ResultStore):
+            store.close()
 
-        t0 = time.perf_counter()
-        sim = simulate(inst, policy, seed=seed, validate=False)  # checked once, just below
-        rep = check_schedule(inst, sim.schedule)
-        rows.append({**base, "evaluator": policy, "status": "simulated",
-                     "total_latency": rep.objective, "bound": None, "gap": None,
-                     "valid": rep.ok, "evictions": sim.schedule.num_evictions,
-                     "runtime_s": time.perf_counter() - t0})
-    opt = next((r for r in rows if r["evaluator"].startswith("opt:")), None)
-    for r in rows:
-        ok = (opt is not None and opt["status"] == "optimal" and r["total_latency"] is not None
-              and opt["total_latency"])
-        r["ratio_to_opt"] = r["total_latency"] / opt["total_latency"] if ok else None
-    return rows
+
+def _results(todo: list[Task], scheduler: str | None, workers: int) -> Any:
+    """Yield one result row per task, in completion order."""
+    if not todo:
+        return
+    if scheduler is None and workers == 0:
+        for t in todo:
+            yield run_task(t.payload(ship_instance=True))
+        return
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise UsageError("--scheduler", f"cannot reach a Dask scheduler at {scheduler}: "
+                             f"{exc}") from None
+        cluster = None
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        payloads = {}
+        futures = []
+        for t in todo:
+            p = t.payload(ship_instance=True)
+            fut = client.submit(run_task, p, key=f"kvopt-task-{t.key}", pure=False)
+            payloads[fut.key] = p
+            futures.append(fut)
+        del todo
+        for fut in as_completed(futures):
+            try:
+                row = fut.result()
+            except Exception as exc:  # a lost worker, not the task result
+                row = failed_row(payloads[fut.key], "error",
+                                 f"{type(exc).__name__}: {exc} (the task did not return)")
+            fut.release()
+            yield row
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 
 
 def run_sweep(
@@ -104,8 +239,10 @@ def run_sweep(
     *,
     workers: int = 2,
     progress: bool = False,
+    db: str | Path = ":memory:",
+    scheduler: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Run ``spec`` over its seeds, on a Dask ``LocalCluster`` with ``workers`` processes.
+    """Run a flag-style :class:`SweepSpec` (through :func:`run_spec`) and return its rows.
 
     Parameters
     ----------
@@ -115,35 +252,31 @@ def run_sweep(
         Number of worker processes; ``0`` evaluates in this process (no cluster).
     progress
         Show progress on stderr (:class:`kvopt.core.progress.Progress`).
+    db
+        Where results are recorded (default: in memory, nothing kept).
+    scheduler
+        Address of a running Dask scheduler instead of a ``LocalCluster``.
 
     Returns
     -------
     list of dict
-        One row per (seed, evaluator), sorted by seed then evaluator order of ``spec``.
+        One row per (seed, evaluator), sorted by seed then the evaluator order of ``spec``,
+        with ``ratio_to_opt`` (policy TEL / proven optimum of the same instance, else None).
 
     Examples
     --------
-    >>> rows = run_sweep(SweepSpec("random-small", seeds=[0, 1], policies=[]), workers=0)
-    >>> rows
-    []
+    >>> rows = run_sweep(SweepSpec("random-small", seeds=[0, 1], policies=["fcfs"]), workers=0)
+    >>> [(r["seed"], r["evaluator"], r["status"]) for r in rows]
+    [(0, 'fcfs', 'simulated'), (1, 'fcfs', 'simulated')]
     """
-    from kvopt.core.progress import Progress
+    from kvopt.sweep.summary import with_ratios
 
-    seeds = list(spec.seeds)
-    results: dict[int, list[dict[str, Any]]] = {}
-    bar = Progress(len(seeds), "sweep", enabled=progress, unit="inst")
-    if workers <= 0:
-        for s in seeds:
-            results[s] = evaluate_seed(spec, s)
-            bar.update()
-    else:
-        from dask.distributed import Client, LocalCluster, as_completed
-
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
-            futures = {client.submit(evaluate_seed, spec, s, pure=False): s for s in seeds}
-            for fut in as_completed(list(futures)):
-                results[futures[fut]] = fut.result()
-                bar.update()
-    bar.close()
-    return [row for s in seeds for row in results[s]]
+    full = spec.to_spec()
+    with ResultStore(db) as store:
+        run_spec(full, store, workers=workers, progress=progress, scheduler=scheduler)
+        rows = with_ratios(store.rows())
+    order = {e.label: i for i, e in enumerate(full.evaluators)}
+    keys = {t.key for t in expand_tasks(full)}
+    rows = [r for r in rows if r["task"] in keys]
+    rows.sort(key=lambda r: (r["seed"], order[r["evaluator"]]))
+    return rows

@@ -5,10 +5,11 @@ import pytest
 
 from kvopt.cli.main import main
 from kvopt.sweep import SweepSpec, run_sweep
+from kvopt.sweep.store import VOLATILE
 
 
 def _strip(rows):
-    return [{k: v for k, v in r.items() if k != "runtime_s"} for r in rows]
+    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
 
 
 def test_dask_and_inprocess_sweeps_agree():

@@ -1,0 +1,148 @@
+"""Tables from sweep results: ratios to the optimum, per-evaluator summaries, CSV export.
+
+All functions take the rows of :meth:`kvopt.sweep.store.ResultStore.rows` (or of
+:func:`kvopt.sweep.run_sweep`) and are pure.
+
+Examples
+--------
+>>> rows = [
+...     {"entry": "e", "instance_params": {}, "seed": 0, "evaluator": "opt:highs",
+...      "kind": "solver", "status": "optimal", "total_latency": 10.0, "valid": True},
+...     {"entry": "e", "instance_params": {}, "seed": 0, "evaluator": "mcsf",
+...      "kind": "policy", "status": "simulated", "total_latency": 12.0, "valid": True},
+...     {"entry": "e", "instance_params": {}, "seed": 0, "evaluator": "alpha-protection",
+...      "kind": "policy", "status": "livelock", "total_latency": None, "valid": None}]
+>>> [r["ratio_to_opt"] for r in with_ratios(rows)]
+[1.0, 1.2, None]
+>>> s = summarize(with_ratios(rows))
+>>> [(x["evaluator"], x["instances"], x["results"], x["livelock"], x["ratio_mean"]) for x in s]
+[('opt:highs', 1, 1, 0, 1.0), ('mcsf', 1, 1, 0, 1.2), ('alpha-protection', 1, 0, 1, None)]
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["export_csv", "metric_value", "summarize", "summary_markdown", "with_ratios"]
+
+#: Statuses counted as a usable result (the others: livelock, failed, error).
+OK_STATUSES = ("simulated", "optimal", "time_limit", "feasible")
+
+
+def _instance_key(r: dict[str, Any]) -> tuple[str, str, int]:
+    return (r["entry"], json.dumps(r.get("instance_params") or {}, sort_keys=True), r["seed"])
+
+
+def with_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copy of ``rows`` with ``ratio_to_opt``: TEL over the proven optimum (a solver row with
+    status ``optimal``) of the same instance (entry, parameters, seed); ``None`` without one."""
+    opt: dict[tuple[str, str, int], float] = {}
+    for r in rows:
+        if (r.get("kind") == "solver" and r.get("status") == "optimal"
+                and r.get("total_latency")):
+            opt.setdefault(_instance_key(r), float(r["total_latency"]))
+    out = []
+    for r in rows:
+        o = opt.get(_instance_key(r))
+        tel = r.get("total_latency")
+        ratio = None
+        if o is not None and tel is not None and r.get("status") in OK_STATUSES:
+            ratio = float(tel) / o
+        out.append({**r, "ratio_to_opt": ratio})
+    return out
+
+
+def metric_value(row: dict[str, Any], metric: str) -> Any:
+    """A column of the row, else one of its stored metrics (``None`` if absent)."""
+    if metric in row and metric != "metrics":
+        return row[metric]
+    return (row.get("metrics") or {}).get(metric)
+
+
+def _mean_std(v: list[float]) -> tuple[float | None, float | None]:
+    if not v:
+        return None, None
+    m = sum(v) / len(v)
+    s = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else None
+    return m, s
+
+
+def summarize(rows: Sequence[dict[str, Any]], metric: str = "total_latency"
+              ) -> list[dict[str, Any]]:
+    """Per (entry, evaluator), in order of first appearance: tasks, usable results, valid,
+    proven optimal, livelocked/failed/error tasks, mean and std of ``metric`` over the results,
+    and the ratio to the optimum (mean, max, count; rows from :func:`with_ratios`)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["entry"], r["evaluator"]), []).append(r)
+    out = []
+    for (entry, ev), rs in groups.items():
+        ok = [r for r in rs if r["status"] in OK_STATUSES]
+        vals = [float(v) for r in ok if (v := metric_value(r, metric)) is not None]
+        mean, std = _mean_std(vals)
+        ratios = [r["ratio_to_opt"] for r in rs if r.get("ratio_to_opt") is not None]
+        out.append({
+            "entry": entry, "evaluator": ev, "instances": len(rs), "results": len(ok),
+            "valid": sum(bool(r.get("valid")) for r in rs),
+            "optimal": sum(r["status"] == "optimal" for r in rs),
+            "livelock": sum(r["status"] == "livelock" for r in rs),
+            "failed": sum(r["status"] == "failed" for r in rs),
+            "error": sum(r["status"] == "error" for r in rs),
+            "metric": metric, "mean": mean, "std": std,
+            "mean_total_latency": _mean_std([float(r["total_latency"]) for r in ok
+                                             if r.get("total_latency") is not None])[0],
+            "ratio_mean": sum(ratios) / len(ratios) if ratios else None,
+            "ratio_max": max(ratios) if ratios else None, "ratio_count": len(ratios),
+        })
+    return out
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return f"{x:.4f}"
+    return str(x)
+
+
+def summary_markdown(summary: Sequence[dict[str, Any]]) -> str:
+    """The summary as a markdown table."""
+    metric = summary[0]["metric"] if summary else "total_latency"
+    lines = [f"| entry | evaluator | tasks | results | valid | optimal | livelock | failed | "
+             f"error | mean {metric} | std | ratio to OPT mean | max | n |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append("| " + " | ".join(_fmt(s[k]) for k in (
+            "entry", "evaluator", "instances", "results", "valid", "optimal", "livelock",
+            "failed", "error", "mean", "std", "ratio_mean", "ratio_max", "ratio_count")) + " |")
+    return "\n".join(lines)
+
+
+#: Columns of :func:`export_csv` before the metrics.
+EXPORT_COLUMNS = ("task", "entry", "instance_params", "seed", "instance", "n", "memory",
+                  "sha256", "evaluator", "kind", "method", "params", "status", "total_latency",
+                  "bound", "gap", "ratio_to_opt", "valid", "evictions")
+
+
+def export_csv(rows: Sequence[dict[str, Any]], metrics: Sequence[str] = ()) -> str:
+    """One CSV line per task: identity, status, objective, bound/gap, ratio to OPT, the
+    requested ``metrics``, runtime, worker, code version and the error message."""
+    cols = [*EXPORT_COLUMNS, *[m for m in metrics if m not in EXPORT_COLUMNS],
+            "runtime_s", "worker", "code_version", "finished_at", "error"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in with_ratios(rows):
+        line = []
+        for c in cols:
+            v = metric_value(r, c)
+            if isinstance(v, dict):
+                v = json.dumps(v, sort_keys=True)
+            line.append("" if v is None else (repr(v) if isinstance(v, float) else str(v)))
+        w.writerow(line)
+    return buf.getvalue()
