@@ -24,7 +24,6 @@ from kvopt.sweep.spec import (
 from kvopt.sweep.store import ResultStore
 from kvopt.sweep.tasks import failed_row, run_task
 
-
 #: Instance generators a sweep can draw from (name -> callable(seed, **params)).
 GENERATORS: dict[str, Callable[..., Instance]] = {
     "model1": generators.model1,
