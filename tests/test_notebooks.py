@@ -26,7 +26,7 @@ def test_every_notebook_has_an_expected_image_count():
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes(path, monkeypatch, tmp_path):
-    jupytext = pytest.importorskip("jupytext")
+    import jupytext
     from nbclient import NotebookClient
 
     monkeypatch.setenv("KVOPT_FAST", "1")

@@ -183,6 +183,7 @@ class Instance:
         if self.arrival is None or self.prompt is None or self.output is None:
             missing = next(k for k in _REQUIRED_ARRAYS if getattr(self, k) is None)
             raise InvalidInstanceError(f"requests.{missing}", "missing")
+        arrival: NDArray[Any]
         if self.time_unit == "step":
             arrival = _as_int_array("requests.arrival", self.arrival, minimum=0)
         else:
@@ -213,10 +214,10 @@ class Instance:
         preds["pred_point"] = None if v is None else _as_float_array(
             "requests.pred_point", v, positive=True
         )
-        for key, arr in preds.items():
-            if arr is not None and arr.shape[0] != n:
+        for key, parr in preds.items():
+            if parr is not None and parr.shape[0] != n:
                 raise InvalidInstanceError(
-                    f"requests.{key}", f"has length {arr.shape[0]} but arrival has length {n}"
+                    f"requests.{key}", f"has length {parr.shape[0]} but arrival has length {n}"
                 )
         lo, hi = preds["pred_lower"], preds["pred_upper"]
         if (lo is None) != (hi is None):
@@ -239,8 +240,8 @@ class Instance:
         set_(self, "arrival", _readonly(arrival))
         set_(self, "prompt", _readonly(prompt))
         set_(self, "output", _readonly(output))
-        for key, arr in preds.items():
-            set_(self, key, _readonly(arr))
+        for key, parr in preds.items():
+            set_(self, key, _readonly(parr))
         set_(self, "expected", dict(self.expected))
         self._init_slo(n)
 
@@ -503,8 +504,8 @@ def read_trace_csv(
     return Instance(
         memory=memory,
         arrival=arrival,
-        prompt=arr[:, 1],
-        output=arr[:, 2],
+        prompt=arr[:, 1],  # type: ignore[arg-type]  # validated as integers in __post_init__
+        output=arr[:, 2],  # type: ignore[arg-type]
         time_unit="second",
         name=name or p.stem,
         source=str(p.name),

@@ -102,18 +102,12 @@ def _summary(instance: Instance, schedule: Schedule, clock: bool) -> dict[str, f
     final = schedule.final_start(instance)
     o = instance.output
     multi = o > 1
-    if clock:
-        lat = latencies(instance, schedule, seconds=True)
-        at = schedule.time_of
-        t_arr = (at(instance.arrival) if instance.is_slotted
-                 else instance.arrival.astype(np.float64))
-    else:
-        lat = latencies(instance, schedule)
+    def at(k: NDArray[np.int64]) -> NDArray[np.float64]:
+        return schedule.time_of(k) if clock else np.asarray(k, dtype=np.float64)
 
-        def at(k: NDArray[np.int64]) -> NDArray[np.float64]:
-            return np.asarray(k, dtype=np.float64)
-
-        t_arr = instance.arrival.astype(np.float64)
+    lat = latencies(instance, schedule, seconds=clock)
+    t_arr = (at(instance.arrival) if clock and instance.is_slotted
+             else instance.arrival.astype(np.float64))
     ttft = at(first + 1) - t_arr
     t_first_final = at(final + 1)
     t_done = at(final + o)

@@ -191,7 +191,8 @@ class Schedule:
             return False
         if (self.times is None) != (other.times is None):
             return False
-        return self.times is None or np.array_equal(self.times, other.times)
+        return self.times is None or (other.times is not None
+                                      and np.array_equal(self.times, other.times))
 
     # ------------------------------------------------------------ file I/O
     def to_dict(self) -> dict[str, Any]:
@@ -255,7 +256,7 @@ class Schedule:
             run_request=arrays["request"],
             run_start=arrays["start"],
             run_length=arrays["length"],
-            run_completed=[bool(v) for v in arrays["completed"]],
+            run_completed=np.array([bool(v) for v in arrays["completed"]], dtype=bool),
             instance_sha256=doc["instance_sha256"],
             source=str(doc.get("source", "unknown")),
             times=doc.get("times"),

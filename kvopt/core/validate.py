@@ -179,7 +179,10 @@ def check_schedule(
     >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     >>> check_schedule(inst, Schedule.from_starts(inst, [0, 0])).objective
     12.0
-    >>> check_schedule(inst, Schedule.from_starts(inst, [0, 1])).kinds()
+    >>> check_schedule(inst, Schedule.from_starts(inst, [0, 1])).ok   # 9 tokens at slot 4
+    True
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> check_schedule(tight, Schedule.from_starts(tight, [0, 0])).kinds()  # 4 + 4 at slot 3
     {'memory'}
     """
     v: list[Violation] = []

@@ -114,6 +114,8 @@ class PiecewiseLegendre:
         half = 0.5 * (b - a)
         nodes = 0.5 * (a + b)[:, None] + half[:, None] * t
         if values is None:
+            if func is None:
+                raise TypeError("PiecewiseLegendre needs func or values")
             values = func(nodes.ravel())
         vals = np.asarray(values, dtype=float).reshape(nodes.shape)
         self.nodes = nodes

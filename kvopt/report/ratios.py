@@ -527,7 +527,7 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
     files.update(_plots(rows, fit))
     for name, data in files.items():
         atomic_write_bytes(out / name, data)
-    manifest = {
+    manifest: dict[str, Any] = {
         "command": list(command) if command is not None else None,
         "versions": _versions(),
         "seeds": list(cfg.seeds),

@@ -116,7 +116,8 @@ def _valid(space: SearchSpace, M: int, s: np.ndarray, o: np.ndarray) -> bool:
     return bool(s.size and (s + o <= M).all() and (o >= lo).all())
 
 
-def _random(space: SearchSpace, rng: np.random.Generator) -> tuple[int, np.ndarray, ...]:
+def _random(space: SearchSpace, rng: np.random.Generator
+            ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     while True:
         M = int(rng.integers(space.memory[0], space.memory[1] + 1))
         n = int(rng.integers(space.n[0], space.n[1] + 1))

@@ -528,7 +528,7 @@ def run_engine(
     all_times = np.concatenate(times)
     keep_times = not (slotted and unit and stalls == 0 and pred_time == 0)
     sched = Schedule(
-        run_request=req, run_start=rs, run_length=rl, run_completed=rc,
+        run_request=req, run_start=rs, run_length=rl, run_completed=rc.astype(bool),
         instance_sha256=instance.sha256(), source=source,
         times=all_times if keep_times else None, meta=dict(meta or {}),
     )

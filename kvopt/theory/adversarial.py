@@ -250,7 +250,8 @@ def thm41_adaptive(m: int, lone_start: Callable[[Instance], int], *, r_offset: i
     17
     """
     M = 4 * m * m
-    lone = Instance(memory=M, arrival=[0], prompt=[1], output=[M - 1], name="thm41-lone")
+    lone = Instance(memory=M, arrival=np.zeros(1, np.int64), prompt=np.ones(1, np.int64),
+                    output=np.array([M - 1]), name="thm41-lone")
     b = int(lone_start(lone))
     return thm41_instance(m, b=b, r_offset=r_offset)
 
@@ -263,8 +264,9 @@ def example1() -> Instance:
     >>> example1().expected["amax_total_latency"]
     9
     """
-    return Instance(memory=10, arrival=[0] * 5, prompt=[1] * 5, output=[1] * 5,
-                    pred_lower=[1] * 5, pred_upper=[4] * 5, name="seed000-example1",
+    return Instance(memory=10, arrival=np.zeros(5, np.int64), prompt=np.ones(5, np.int64),
+                    output=np.ones(5, np.int64), pred_lower=np.ones(5, np.int64),
+                    pred_upper=np.full(5, 4), name="seed000-example1",
                     source="seed 000 Example 1 (Sec. 3.2)",
                     expected={"opt_total_latency": 5, "hsf_total_latency": 5,
                               "amax_total_latency": 9, "amin_total_latency": 5})
@@ -278,7 +280,8 @@ def example_ec1() -> Instance:
     >>> example_ec1().output.tolist()
     [1, 2, 3, 4]
     """
-    return Instance(memory=7, arrival=[0] * 4, prompt=[1] * 4, output=[1, 2, 3, 4],
-                    pred_lower=[1] * 4, pred_upper=[4] * 4, name="seed000-example-ec1",
+    return Instance(memory=7, arrival=np.zeros(4, np.int64), prompt=np.ones(4, np.int64),
+                    output=np.arange(1, 5), pred_lower=np.ones(4, np.int64),
+                    pred_upper=np.full(4, 4), name="seed000-example-ec1",
                     source="seed 000 Example EC.1",
                     expected={"opt_total_latency": 12, "hsf_total_latency": 12})

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import scipy.linalg
@@ -397,6 +398,16 @@ def _lanczos_top(op: Callable[[NDArray[np.float64]], NDArray[np.float64]],
             Q = np.concatenate([Q, np.empty((min(steps, 2 * Q.shape[0]) + 1 - Q.shape[0], n))])
         np.multiply(w, 1.0 / b, out=Q[j + 1])
     return theta, y @ Q[: len(alphas)]
+
+
+@overload
+def lambda_max(u: int, *, l: int = 1, s: float = 0.0, tol: float = 1e-14,
+               return_vector: Literal[False] = False) -> float: ...
+
+
+@overload
+def lambda_max(u: int, *, l: int = 1, s: float = 0.0, tol: float = 1e-14,
+               return_vector: Literal[True]) -> EigenResult: ...
 
 
 def lambda_max(u: int, *, l: int = 1, s: float = 0.0, tol: float = 1e-14,

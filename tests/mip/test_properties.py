@@ -1,7 +1,8 @@
 """Property tests (hypothesis): OPT <= MC-SF, every bound <= OPT, aggregation is exact."""
 
 import numpy as np
-import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvopt import Instance, check_schedule
 from kvopt.core.mcsf import mcsf_starts
@@ -9,9 +10,6 @@ from kvopt.mip import solve
 from kvopt.mip.bounds import combinatorial_bound, fluid_bound, volume_bound
 from kvopt.mip.builder import build_milp, decode_starts, group_requests
 from tests.bruteforce import brute_force_opt
-
-hyp = pytest.importorskip("hypothesis")
-st = hyp.strategies
 
 
 @st.composite
@@ -24,8 +22,8 @@ def instances(draw, max_n=5):
     return Instance(memory=M, arrival=a, prompt=s, output=o)
 
 
-@hyp.settings(max_examples=25, deadline=None)
-@hyp.given(instances())
+@settings(max_examples=25, deadline=None)
+@given(instances())
 def test_opt_between_bounds_and_mcsf(inst):
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     res = solve(inst, solver="highs", formulation="tight+cuts", time_limit=20)
@@ -36,8 +34,8 @@ def test_opt_between_bounds_and_mcsf(inst):
     assert max(fluid_bound(inst), volume_bound(inst), combinatorial_bound(inst)) <= opt + 1e-9
 
 
-@hyp.settings(max_examples=15, deadline=None)
-@hyp.given(instances(max_n=6))
+@settings(max_examples=15, deadline=None)
+@given(instances(max_n=6))
 def test_duplicated_requests_aggregate_exactly(inst):
     # duplicate every request: the aggregated model must equal the brute-force optimum
     dup = Instance(memory=inst.memory, arrival=np.tile(inst.arrival, 2)[:6],
