@@ -14,6 +14,7 @@ import importlib
 import json
 import re
 import sys
+import time
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -81,7 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argument or field on stderr and returns 2; with ``--json`` stdout also gets one JSON
     object ``{"ok": false, "error": KIND, "field": ..., "message": ...}``. Anything else is
     an internal error and propagates (traceback, exit 1).
+
+    ``args.started_at`` (:func:`time.monotonic` seconds) is when the command started: the
+    process start for a command line (``argv`` omitted), else this call; time limits
+    (``solve --time-limit``) count from it.
     """
+    from kvopt.core.limits import process_start
+
+    started_at = process_start() if argv is None else time.monotonic()
     argv = sys.argv[1:] if argv is None else list(argv)
     want_json = "--json" in argv
     parser = build_parser()
@@ -96,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0)
+    args.started_at = started_at
     try:
         return int(args.func(args))
     except BrokenPipeError:  # `kvopt ... | head`: the reader left; not an error of ours

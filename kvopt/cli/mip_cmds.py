@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from kvopt.cli.common import (
 )
 from kvopt.core.errors import MemoryBudgetError, UsageError
 from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline
 
 EXIT_OK, EXIT_NOT_PROVEN, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -103,6 +105,8 @@ def run_solve(args: argparse.Namespace) -> int:
         with stdout_to_stderr(args.verbose):  # solver logs are messages: stdout stays JSON
             res = solve(inst, solver=args.solver, formulation=args.formulation,
                         time_limit=args.time_limit, threads=args.threads,
+                        deadline=Deadline(args.time_limit, t0=getattr(
+                            args, "started_at", time.monotonic())),
                         warm_start=not args.no_warm_start, verbose=args.verbose,
                         objective=args.objective, memory_budget=budget,
                         progress=not args.json and args.time_limit is not None

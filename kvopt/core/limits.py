@@ -116,6 +116,32 @@ class Deadline:
                 "overrun_s": round(self.overrun(), 3)}
 
 
+def process_start() -> float:
+    """When this process started, on the :func:`time.monotonic` clock (Linux: from
+    ``/proc/self/stat``; elsewhere, or if unreadable: now).
+
+    A command-line tool starts its :class:`Deadline` here, so that interpreter start-up and
+    imports count against ``--time-limit`` like everything else.
+
+    Examples
+    --------
+    >>> 0 <= time.monotonic() - process_start() < 3600
+    True
+    """
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of stat(5), counted after "pid (comm)"
+        since = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf(
+            "SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    if not 0.0 <= since < 3600.0:
+        return now
+    return now - since
+
+
 def parse_bytes(text: str | int | float, name: str = "memory_budget") -> int:
     """Bytes from ``"4G"``, ``"512M"``, ``"1.5GiB"``, ``"2GB"`` or a plain number.
 

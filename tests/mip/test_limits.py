@@ -219,11 +219,14 @@ def test_large_instance_under_a_memory_cap_is_refused(tmp_path, solver, formulat
 
 def test_large_instance_under_a_memory_cap_solves_with_cp(tmp_path):
     out = tmp_path / "s.json"
-    p = _capped(["solve", str(LARGE), "--time-limit", "4", "--json", "--schedule-out",
+    p = _capped(["solve", str(LARGE), "--time-limit", "6", "--json", "--schedule-out",
                  str(out)])
     assert p.returncode in (0, 1), p.stderr
     doc = json.loads(p.stdout)
-    assert doc["objective"] is not None and doc["runtime_s"] <= 4 + SLACK_S
+    # the CLI's deadline starts with the process: on a loaded machine the interpreter's
+    # start-up alone may take longer than the limit, and is reported as before_solve_s
+    startup = doc["steps"]["before_solve_s"]
+    assert doc["objective"] is not None and doc["runtime_s"] <= max(6, startup) + SLACK_S
     assert doc["memory"]["estimate"]["bytes"] <= doc["memory"]["budget_bytes"]
     assert main(["validate", str(LARGE), str(out)]) == 0
 
