@@ -168,10 +168,11 @@ def run_prediction_noise(workload: str = "lmsys-standin", seeds: int = 20,
     insts = [make(n, rate, seed=k) for k in range(seeds)]
     rows = []
     for eps in eps_values:
-        for label, pol, opts in (("MC-SF (no margin)", "mcsf", {}),
-                                 (f"MC-SF margin alpha={margin:g}", "mcsf-margin",
-                                  {"alpha": margin}),
-                                 ("MC-Benchmark (true lengths)", "mc-benchmark", {})):
+        variants: tuple[tuple[str, str, dict[str, Any]], ...] = (
+            ("MC-SF (no margin)", "mcsf", {}),
+            (f"MC-SF margin alpha={margin:g}", "mcsf-margin", {"alpha": margin}),
+            ("MC-Benchmark (true lengths)", "mc-benchmark", {}))
+        for label, pol, opts in variants:
             vals, clears, live = [], [], 0
             for k, inst in enumerate(insts):
                 try:
