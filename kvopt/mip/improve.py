@@ -1,0 +1,436 @@
+"""Primal improvement search: better valid schedules than MC-SF within a time budget.
+
+Two moves share one incumbent (a vector of start slots, always feasible):
+
+- **list search** (:func:`sgs_decode`): a priority list is decoded by the *serial schedule
+  generation scheme*: requests are taken in list order and each starts at the earliest slot
+  ``k >= a_i`` at which its ramp ``s_i + 1, ..., s_i + o_i`` fits under ``M`` on top of the
+  requests already placed. Random insertion moves on the list, accepted with a simulated
+  annealing rule; the list of any feasible schedule sorted by start slot decodes to a
+  schedule at least as good (every request is placed no later than before, by induction on
+  the list: the requests placed before it start no later, hence hold no more memory at any
+  slot after their own start... see :func:`sgs_decode` for the exact statement).
+- **LNS with CP-SAT** (:func:`lns_step`): most start slots are fixed; a *neighbourhood* (the
+  requests starting in a time window, or a random subset, or the requests running at a
+  random slot) is re-optimised exactly by CP-SAT on the staircase model of
+  :mod:`kvopt.mip.cpmodel`, the fixed requests entering as a fixed memory profile. The
+  incumbent is the hint, so a sub-solve never returns anything worse.
+
+Starting points: MC-SF (shortest predicted output first, true lengths), MC-Benchmark
+(arrival order) and the serial decodes of a few priority rules; the best is the first
+incumbent. Every schedule handed back is re-checked by :func:`kvopt.core.validate.check_schedule`.
+
+Examples
+--------
+>>> from kvopt import Instance
+>>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+>>> res = improve(inst, time_limit=5, seed=0)
+>>> res.objective, res.model["start_objective"]     # MC-SF serialises: 10; best is 9
+(9.0, 10.0)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.schedule import Schedule
+from kvopt.core.validate import check_schedule
+from kvopt.mip.bounds import _require_slotted, combinatorial_bound
+
+#: ``progress(elapsed_s, time_limit_s, best_objective, start_objective)``.
+ProgressFn = Callable[[float, float, float, float], None]
+
+
+def tel(instance: Instance, starts: NDArray[np.int64]) -> float:
+    """Total end-to-end latency ``sum (k_i + o_i - a_i)`` of start slots ``k``.
+
+    Examples
+    --------
+    >>> tel(Instance(memory=10, arrival=[0, 1], prompt=[1, 1], output=[4, 8]), np.array([0, 1]))
+    12.0
+    """
+    return float((np.asarray(starts) + instance.output - instance.arrival).sum())
+
+
+def memory_of(instance: Instance, starts: NDArray[np.int64], horizon: int) -> NDArray[np.int64]:
+    """Memory in use at slots ``0 .. horizon - 1`` (timing of notes §1) for start slots ``k``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[2, 3])
+    >>> memory_of(inst, np.array([0, 1]), 6).tolist()
+    [0, 2, 5, 3, 4, 0]
+    """
+    mem = np.zeros(horizon, dtype=np.int64)
+    s, o = instance.prompt, instance.output
+    for i in range(instance.n):
+        k, oi = int(starts[i]), int(o[i])
+        mem[k + 1: k + oi + 1] += int(s[i]) + np.arange(1, oi + 1)
+    return mem
+
+
+def sgs_decode(instance: Instance, order: NDArray[np.int64] | list[int]) -> NDArray[np.int64]:
+    """Serial schedule-generation scheme: place requests in ``order``, each at its earliest
+    feasible start slot given the requests placed before it.
+
+    Request ``i`` goes to the smallest ``k >= a_i`` with ``mem[k + d] + s_i + d <= M`` for
+    ``d = 1 .. o_i`` (``mem`` = memory of the requests placed so far). Such a ``k`` always
+    exists (every request fits alone, and after the last busy slot memory is 0), so the
+    result is feasible by construction.
+
+    If the list is a feasible schedule's requests sorted by start slot, the decode is no
+    worse request by request *only* for schedules that are "active" in the serial sense;
+    in general the decode may differ, which is why the search keeps the better of the two.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> sgs_decode(inst, [0, 1, 2]).tolist()    # long one with the short one, then s=2
+    [0, 0, 3]
+    """
+    a, s, o = instance.arrival, instance.prompt, instance.output
+    M = int(instance.memory)
+    H = int(a.max() + o.sum()) + int(o.max()) + 2
+    free = np.full(H, M, dtype=np.int64)
+    free[0] = M
+    starts = np.empty(instance.n, dtype=np.int64)
+    busy_end = 0  # every slot >= busy_end has free == M
+    for i in np.asarray(order, dtype=np.int64):
+        ai, si, oi = int(a[i]), int(s[i]), int(o[i])
+        need = si + np.arange(1, oi + 1, dtype=np.int64)
+        k = ai
+        if ai < busy_end:
+            last = busy_end  # k = busy_end always fits
+            # windows free[k+1 .. k+oi] for k in [ai, last]
+            seg = free[ai + 1: last + oi + 1]
+            win = np.lib.stride_tricks.sliding_window_view(seg, oi)
+            ok = (win >= need).all(axis=1)
+            k = ai + int(np.argmax(ok)) if ok.any() else last
+        starts[i] = k
+        free[k + 1: k + oi + 1] -= need
+        busy_end = max(busy_end, k + oi)
+    return starts
+
+
+def _priority_starts(instance: Instance) -> dict[str, NDArray[np.int64]]:
+    """MC-SF, MC-Benchmark and serial decodes of a few priority rules."""
+    from kvopt.sim.admission import mcsf_starts  # TODO(layering): kvopt.core.mcsf
+
+    a, s, o = instance.arrival, instance.prompt, instance.output
+    idx = np.arange(instance.n)
+    out = {"mcsf": mcsf_starts(instance),
+           "mc-benchmark": mcsf_starts(instance, order="arrival")}
+    vol = s * o + o * (o + 1) // 2
+    for name, keys in (("sgs:output", (idx, a, o)), ("sgs:peak", (idx, a, s + o)),
+                       ("sgs:volume", (idx, a, vol)), ("sgs:arrival-output", (idx, o, a)),
+                       ("sgs:long-first", (idx, a, -o))):
+        out[name] = sgs_decode(instance, np.lexsort(keys))
+    return out
+
+
+def _order_of(starts: NDArray[np.int64], instance: Instance) -> NDArray[np.int64]:
+    return np.lexsort((np.arange(instance.n), instance.output, starts))
+
+
+def list_search(
+    instance: Instance,
+    starts: NDArray[np.int64],
+    *,
+    rng: np.random.Generator,
+    deadline: float,
+    max_evals: int | None = None,
+    temperature: float | None = None,
+) -> tuple[NDArray[np.int64], int]:
+    """Simulated annealing over priority lists decoded by :func:`sgs_decode`.
+
+    Starts from the list of ``starts`` sorted by start slot; moves are random insertions
+    (mostly short distances). Returns the best decode (or ``starts`` if nothing better) and
+    the number of decodes.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> best, _ = list_search(inst, np.array([0, 3, 4]), rng=np.random.default_rng(0),
+    ...                       deadline=math.inf, max_evals=50)
+    >>> tel(inst, best)
+    9.0
+    """
+    n = instance.n
+    best = np.asarray(starts, dtype=np.int64).copy()
+    best_v = tel(instance, best)
+    if n < 2:
+        return best, 0
+    order = _order_of(best, instance)
+    cur = sgs_decode(instance, order)
+    cur_v = tel(instance, cur)
+    if cur_v < best_v:
+        best, best_v = cur, cur_v
+    T0 = temperature if temperature is not None else max(0.002 * best_v / n, 0.5)
+    evals = 1
+    while time.perf_counter() < deadline and (max_evals is None or evals < max_evals):
+        i = int(rng.integers(n))
+        if rng.random() < 0.7:
+            j = int(np.clip(i + rng.integers(-5, 6), 0, n - 1))
+        else:
+            j = int(rng.integers(n))
+        if i == j:
+            continue
+        cand = np.insert(np.delete(order, i), j, order[i])
+        st = sgs_decode(instance, cand)
+        v = tel(instance, st)
+        evals += 1
+        temp = T0 * max(1.0 - evals / (max_evals or 20000), 0.05)
+        if v <= cur_v or rng.random() < math.exp(-(v - cur_v) / temp):
+            order, cur_v = cand, v
+            if v < best_v:
+                best, best_v = st, v
+    return best, evals
+
+
+def lns_step(
+    instance: Instance,
+    starts: NDArray[np.int64],
+    free: NDArray[np.int64],
+    *,
+    time_limit: float,
+    seed: int = 0,
+) -> NDArray[np.int64] | None:
+    """Re-optimise the start slots of the requests ``free`` with the others fixed (CP-SAT).
+
+    The fixed requests enter as a fixed memory profile (one fixed rectangle per run of equal
+    memory); each free request ``i`` has the staircase of :mod:`kvopt.mip.cpmodel` and a
+    start domain ``[a_i, max_{j in free} k_j + o_max]``. The incumbent is the hint and an
+    upper bound. Returns new starts (a copy) if CP-SAT found a strictly better assignment,
+    else ``None``. Deterministic for a given ``seed`` when the time limit is not reached
+    (single worker).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> lns_step(inst, np.array([0, 3, 4]), np.array([1, 2]), time_limit=5).tolist()
+    [0, 0, 3]
+    """
+    from ortools.sat.python import cp_model
+
+    a, s, o = instance.arrival, instance.prompt, instance.output
+    M = int(instance.memory)
+    free = np.unique(np.asarray(free, dtype=np.int64))
+    if free.size == 0:
+        return None
+    fixed = np.ones(instance.n, dtype=bool)
+    fixed[free] = False
+    hi = int(starts[free].max()) + int(o.max())
+    lo = max(int(starts[free].min()) - int(o.max()), 0)
+    H = hi + int(o.max()) + 2
+    prof = np.zeros(H, dtype=np.int64)
+    for i in np.flatnonzero(fixed):
+        k, oi = int(starts[i]), int(o[i])
+        if k + 1 < H:
+            prof[k + 1: min(k + oi + 1, H)] += (int(s[i]) + np.arange(1, oi + 1))[
+                : max(min(k + oi + 1, H) - (k + 1), 0)]
+    m = cp_model.CpModel()
+    ks = []
+    intervals, demands = [], []
+    for i in free:
+        ai, oi = int(a[i]), int(o[i])
+        v = m.NewIntVar(max(ai, lo), max(hi, ai), "")
+        ks.append(v)
+        intervals.append(m.NewFixedSizeIntervalVar(v + 1, oi, ""))
+        demands.append(int(s[i]) + 1)
+        for d in range(2, oi + 1):
+            intervals.append(m.NewFixedSizeIntervalVar(v + d, oi - d + 1, ""))
+            demands.append(1)
+    t = max(int(a[free].min()), lo) + 1
+    while t < H:
+        if prof[t] == 0:
+            t += 1
+            continue
+        u = t
+        while u + 1 < H and prof[u + 1] == prof[t]:
+            u += 1
+        intervals.append(m.NewFixedSizeIntervalVar(t, u - t + 1, ""))
+        demands.append(int(prof[t]))
+        t = u + 1
+    if int(prof.max(initial=0)) > M:  # pragma: no cover - incumbent is feasible
+        raise RuntimeError("fixed part of the incumbent exceeds M")
+    m.AddCumulative(intervals, demands, M)
+    cur = int(starts[free].sum())
+    obj = sum(ks)
+    m.Add(obj <= cur)
+    m.Minimize(obj)
+    for v, i in zip(ks, free, strict=True):
+        m.AddHint(v, int(starts[i]))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(max(time_limit, 0.01))
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(seed)
+    code = solver.Solve(m)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    new = np.array([solver.Value(v) for v in ks], dtype=np.int64)
+    if int(new.sum()) >= cur:
+        return None
+    out = np.asarray(starts, dtype=np.int64).copy()
+    out[free] = new
+    return out
+
+
+def _neighbourhood(instance: Instance, starts: NDArray[np.int64], size: int,
+                   rng: np.random.Generator) -> NDArray[np.int64]:
+    """Free set of about ``size`` requests: a start-time window, the requests running
+    around a random slot, or a random subset."""
+    n = instance.n
+    size = min(max(size, 2), n)
+    kind = rng.random()
+    order = np.argsort(starts, kind="stable")
+    if kind < 0.6:  # consecutive in start order (a time window)
+        p = int(rng.integers(0, n - size + 1))
+        return order[p: p + size]
+    if kind < 0.85:  # the requests closest in time to a random one
+        c = int(starts[int(rng.integers(n))])
+        mid = starts + instance.output // 2
+        return np.argsort(np.abs(mid - c) + rng.random(n), kind="stable")[:size]
+    return rng.choice(n, size=size, replace=False)
+
+
+def improve(
+    instance: Instance,
+    *,
+    time_limit: float = 30.0,
+    seed: int = 0,
+    initial: NDArray[np.int64] | None = None,
+    lower: float | None = None,
+    list_share: float = 0.25,
+    neighbourhood: int = 12,
+    sub_time: float = 2.0,
+    max_steps: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Any:
+    """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
+
+    Parameters
+    ----------
+    instance
+        A slotted instance.
+    time_limit
+        Wall-clock budget of the whole call (starting points, list search, LNS, validation).
+    seed
+        Seed of every random choice (neighbourhoods, moves, CP-SAT's seed). With a wall-clock
+        budget the number of steps, hence the result, depends on the machine's speed; with
+        ``max_steps`` and a generous ``time_limit`` it is reproducible.
+    initial
+        Extra starting schedule (start slots), e.g. a solver's incumbent.
+    lower
+        A known lower bound on OPT (e.g. an LP bound), reported with the gap.
+    list_share
+        Share of the budget given to the list search before the LNS.
+    neighbourhood
+        Initial number of free requests per LNS step (adapted: grows when sub-problems are
+        solved to optimality quickly, shrinks when they time out).
+    sub_time
+        CP-SAT time limit per LNS step (s).
+    max_steps
+        Stop after this many LNS steps (and ``max_steps * 50`` list decodes).
+    progress
+        Called as ``progress(elapsed, time_limit, best, start)`` after each step.
+
+    Returns
+    -------
+    kvopt.mip.solving.SolveResult
+        ``solver="improve"``, ``formulation="lns+sgs"``; ``status`` is ``"optimal"`` only if
+        the best schedule meets the lower bound, otherwise ``"time_limit"``; ``model`` holds
+        ``start_objective`` (MC-SF), the starting points' objectives, the step counts and the
+        improvement history ``[(elapsed_s, objective), ...]``.
+
+    Examples
+    --------
+    >>> from kvopt.core.generators import model1
+    >>> inst = model1(1, n=12, memory=20)
+    >>> res = improve(inst, time_limit=3, seed=1)
+    >>> res.objective <= res.model["start_objective"] and res.report.ok
+    True
+    """
+    from kvopt.mip.solving import SolveResult
+
+    _require_slotted(instance)
+    if time_limit <= 0:
+        from kvopt.core.errors import UsageError
+
+        raise UsageError("time_limit", f"must be > 0, got {time_limit}")
+    t0 = time.perf_counter()
+    deadline = t0 + float(time_limit)
+    rng = np.random.default_rng(seed)
+    starts_by = _priority_starts(instance)
+    if initial is not None:
+        starts_by["initial"] = np.asarray(initial, dtype=np.int64)
+    values = {k: tel(instance, v) for k, v in starts_by.items()}
+    valid = {k: v for k, v in starts_by.items()
+             if check_schedule(instance, Schedule.from_starts(instance, v)).ok}
+    src = min(valid, key=values.__getitem__)
+    best = valid[src].copy()
+    best_v = values[src]
+    start_v = values["mcsf"]
+    lb = max(combinatorial_bound(instance), lower if lower is not None else -math.inf)
+    lb_int = math.ceil(lb - 1e-9)
+    history: list[tuple[float, float, str]] = [(time.perf_counter() - t0, best_v, src)]
+
+    def report() -> None:
+        if progress is not None:
+            progress(time.perf_counter() - t0, float(time_limit), best_v, start_v)
+
+    report()
+    evals = 0
+    if best_v > lb_int and instance.n >= 2:
+        ls_deadline = min(deadline, t0 + list_share * time_limit)
+        cand, evals = list_search(instance, best, rng=rng, deadline=ls_deadline,
+                                  max_evals=None if max_steps is None else 50 * max_steps)
+        if tel(instance, cand) < best_v:
+            best, best_v = cand, tel(instance, cand)
+            history.append((time.perf_counter() - t0, best_v, "list"))
+        report()
+    steps = improved = 0
+    size = min(neighbourhood, instance.n)
+    while (best_v > lb_int and instance.n >= 2 and time.perf_counter() < deadline - 0.05
+           and (max_steps is None or steps < max_steps)):
+        free = _neighbourhood(instance, best, size, rng)
+        left = deadline - time.perf_counter()
+        ts = time.perf_counter()
+        new = lns_step(instance, best, free, time_limit=min(sub_time, left),
+                       seed=int(rng.integers(2**31 - 1)))
+        took = time.perf_counter() - ts
+        steps += 1
+        if new is not None:
+            best, best_v = new, tel(instance, new)
+            improved += 1
+            history.append((time.perf_counter() - t0, best_v, "lns"))
+        # adapt the neighbourhood: fast sub-solves -> larger, slow ones -> smaller
+        if took < 0.25 * sub_time:
+            size = min(size + 1, instance.n)
+        elif took >= 0.9 * min(sub_time, left) and size > 4:
+            size -= 1
+        report()
+    sched = Schedule.from_starts(instance, best, source="mip:improve",
+                                 claimed_objective=best_v,
+                                 meta={"solver": "improve", "seed": seed,
+                                       "start_objective": start_v})
+    rep = check_schedule(instance, sched)
+    if not rep.ok:  # pragma: no cover - every move keeps feasibility
+        raise RuntimeError(f"improve produced an invalid schedule: {rep}")
+    status = "optimal" if best_v <= lb_int else "time_limit"
+    gap = 0.0 if status == "optimal" else max(best_v - lb, 0.0) / max(best_v, 1.0)
+    sched = sched.with_meta(status=status, bound=lb, gap=gap)
+    model = {"start_objective": start_v, "starting_points": values, "start_source": src,
+             "list_decodes": evals, "lns_steps": steps, "lns_improving_steps": improved,
+             "final_neighbourhood": size, "history": history, "seed": seed}
+    return SolveResult(status=status, objective=rep.objective, bound=lb, gap=gap,
+                       solver="improve", formulation="lns+sgs",
+                       runtime_s=time.perf_counter() - t0, schedule=sched, report=rep,
+                       solver_status=f"{steps} LNS steps, {evals} list decodes",
+                       incumbent_source=history[-1][2], model=model)
