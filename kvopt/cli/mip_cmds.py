@@ -56,6 +56,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="tel: total end-to-end latency (minimised, default); goodput: SLO "
                    "goodput (maximised, needs per-request SLOs; --formulation is ignored, "
                    "default solver highs)")
+    p.add_argument("--improve", action="store_true",
+                   help="primal improvement search instead of an exact solve: list search "
+                   "(serial decoding) and CP-SAT large-neighbourhood search from MC-SF and "
+                   "other schedules, within --time-limit (whole call); a progress bar on "
+                   "stderr. --solver/--formulation are not used")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of --improve's random choices (default 0; printed with the "
+                   "result)")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule JSON (atomic)")
     p.add_argument("--verbose", action="store_true", help="show the solver log (on stderr)")
     add_json_argument(p)
@@ -99,6 +107,8 @@ def run_solve(args: argparse.Namespace) -> int:
         raise UsageError("--formulation", f"{args.formulation} is a CP-SAT model: use it with "
                          f"--solver cpsat, or pick a MILP formulation for --solver {args.solver}")
     check_output_file(args.schedule_out, "--schedule-out")
+    if args.improve:
+        return _run_improve(args)
     budget = _budget(args)
     inst = _slotted(read_instance(args), args)
     try:
@@ -163,6 +173,30 @@ def _slotted(inst: Instance, args: argparse.Namespace) -> Instance:
     from kvopt.mip.discretize import discretize
 
     return discretize(inst, args.slot_seconds)
+
+
+def _run_improve(args: argparse.Namespace) -> int:
+    """``kvopt solve --improve``."""
+    from kvopt.mip.improve import improve
+
+    if args.objective != "tel":
+        raise UsageError("--improve", "searches total end-to-end latency only (--objective tel)")
+    if args.time_limit is None or not args.time_limit > 0:
+        raise UsageError("--time-limit", f"must be > 0 with --improve, got {args.time_limit}")
+    inst = _slotted(read_instance(args), args)
+    res = improve(inst, time_limit=args.time_limit, seed=args.seed, progress=not args.json)
+    if args.schedule_out and res.schedule is not None:
+        res.schedule.save(args.schedule_out)
+    doc = res.to_dict()
+    doc.update(instance=inst.name, n=inst.n, seed=args.seed, objective_kind="tel")
+    start = res.model["start_objective"]
+    gap = "-" if res.gap is None else f"{100 * res.gap:.2f}%"
+    text = (f"{inst.name or args.instance}: {res.status}; total latency {res.objective} "
+            f"(MC-SF {start:g}, MC-SF / best {start / max(res.objective or 1, 1):.4f}), "
+            f"bound {_fmt(res.bound)}, gap {gap}; improve in {res.runtime_s:.2f} s "
+            f"({res.solver_status}), seed {args.seed}")
+    emit(args, doc, text)
+    return EXIT_OK if res.status == "optimal" else EXIT_NOT_PROVEN
 
 
 def _fmt(x: float | None) -> str:

@@ -6,10 +6,7 @@ Two moves share one incumbent (a vector of start slots, always feasible):
   generation scheme*: requests are taken in list order and each starts at the earliest slot
   ``k >= a_i`` at which its ramp ``s_i + 1, ..., s_i + o_i`` fits under ``M`` on top of the
   requests already placed. Random insertion moves on the list, accepted with a simulated
-  annealing rule; the list of any feasible schedule sorted by start slot decodes to a
-  schedule at least as good (every request is placed no later than before, by induction on
-  the list: the requests placed before it start no later, hence hold no more memory at any
-  slot after their own start... see :func:`sgs_decode` for the exact statement).
+  annealing rule. Every decode is feasible by construction; the best one seen is kept.
 - **LNS with CP-SAT** (:func:`lns_step`): most start slots are fixed; a *neighbourhood* (the
   requests starting in a time window, or a random subset, or the requests running at a
   random slot) is re-optimised exactly by CP-SAT on the staircase model of
@@ -40,23 +37,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.core.progress import Progress
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound
-
-#: ``progress(elapsed_s, time_limit_s, best_objective, start_objective)``.
-ProgressFn = Callable[[float, float, float, float], None]
-
-
-def tel(instance: Instance, starts: NDArray[np.int64]) -> float:
-    """Total end-to-end latency ``sum (k_i + o_i - a_i)`` of start slots ``k``.
-
-    Examples
-    --------
-    >>> tel(Instance(memory=10, arrival=[0, 1], prompt=[1, 1], output=[4, 8]), np.array([0, 1]))
-    12.0
-    """
-    return float((np.asarray(starts) + instance.output - instance.arrival).sum())
 
 
 def memory_of(instance: Instance, starts: NDArray[np.int64], horizon: int) -> NDArray[np.int64]:
@@ -121,7 +105,7 @@ def sgs_decode(instance: Instance, order: NDArray[np.int64] | list[int]) -> NDAr
 
 def _priority_starts(instance: Instance) -> dict[str, NDArray[np.int64]]:
     """MC-SF, MC-Benchmark and serial decodes of a few priority rules."""
-    from kvopt.sim.admission import mcsf_starts  # TODO(layering): kvopt.core.mcsf
+    from kvopt.core.mcsf import mcsf_starts
 
     a, s, o = instance.arrival, instance.prompt, instance.output
     idx = np.arange(instance.n)
@@ -147,6 +131,7 @@ def list_search(
     deadline: float,
     max_evals: int | None = None,
     temperature: float | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> tuple[NDArray[np.int64], int]:
     """Simulated annealing over priority lists decoded by :func:`sgs_decode`.
 
@@ -159,17 +144,17 @@ def list_search(
     >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
     >>> best, _ = list_search(inst, np.array([0, 3, 4]), rng=np.random.default_rng(0),
     ...                       deadline=math.inf, max_evals=50)
-    >>> tel(inst, best)
+    >>> inst.tel_of_starts(best)
     9.0
     """
     n = instance.n
     best = np.asarray(starts, dtype=np.int64).copy()
-    best_v = tel(instance, best)
+    best_v = instance.tel_of_starts(best)
     if n < 2:
         return best, 0
     order = _order_of(best, instance)
     cur = sgs_decode(instance, order)
-    cur_v = tel(instance, cur)
+    cur_v = instance.tel_of_starts(cur)
     if cur_v < best_v:
         best, best_v = cur, cur_v
     T0 = temperature if temperature is not None else max(0.002 * best_v / n, 0.5)
@@ -184,8 +169,10 @@ def list_search(
             continue
         cand = np.insert(np.delete(order, i), j, order[i])
         st = sgs_decode(instance, cand)
-        v = tel(instance, st)
+        v = instance.tel_of_starts(st)
         evals += 1
+        if tick is not None and evals % 100 == 0:
+            tick()
         temp = T0 * max(1.0 - evals / (max_evals or 20000), 0.05)
         if v <= cur_v or rng.random() < math.exp(-(v - cur_v) / temp):
             order, cur_v = cand, v
@@ -240,12 +227,12 @@ def lns_step(
     intervals, demands = [], []
     for i in free:
         ai, oi = int(a[i]), int(o[i])
-        v = m.NewIntVar(max(ai, lo), max(hi, ai), "")
+        v = m.new_int_var(max(ai, lo), max(hi, ai), "")
         ks.append(v)
-        intervals.append(m.NewFixedSizeIntervalVar(v + 1, oi, ""))
+        intervals.append(m.new_fixed_size_interval_var(v + 1, oi, ""))
         demands.append(int(s[i]) + 1)
         for d in range(2, oi + 1):
-            intervals.append(m.NewFixedSizeIntervalVar(v + d, oi - d + 1, ""))
+            intervals.append(m.new_fixed_size_interval_var(v + d, oi - d + 1, ""))
             demands.append(1)
     t = max(int(a[free].min()), lo) + 1
     while t < H:
@@ -255,26 +242,26 @@ def lns_step(
         u = t
         while u + 1 < H and prof[u + 1] == prof[t]:
             u += 1
-        intervals.append(m.NewFixedSizeIntervalVar(t, u - t + 1, ""))
+        intervals.append(m.new_fixed_size_interval_var(t, u - t + 1, ""))
         demands.append(int(prof[t]))
         t = u + 1
     if int(prof.max(initial=0)) > M:  # pragma: no cover - incumbent is feasible
         raise RuntimeError("fixed part of the incumbent exceeds M")
-    m.AddCumulative(intervals, demands, M)
+    m.add_cumulative(intervals, demands, M)
     cur = int(starts[free].sum())
     obj = sum(ks)
-    m.Add(obj <= cur)
-    m.Minimize(obj)
+    m.add(obj <= cur)
+    m.minimize(obj)
     for v, i in zip(ks, free, strict=True):
-        m.AddHint(v, int(starts[i]))
+        m.add_hint(v, int(starts[i]))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(max(time_limit, 0.01))
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = int(seed)
-    code = solver.Solve(m)
+    code = solver.solve(m)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    new = np.array([solver.Value(v) for v in ks], dtype=np.int64)
+    new = np.array([solver.value(v) for v in ks], dtype=np.int64)
     if int(new.sum()) >= cur:
         return None
     out = np.asarray(starts, dtype=np.int64).copy()
@@ -307,11 +294,11 @@ def improve(
     seed: int = 0,
     initial: NDArray[np.int64] | None = None,
     lower: float | None = None,
-    list_share: float = 0.25,
-    neighbourhood: int = 12,
-    sub_time: float = 2.0,
+    list_share: float = 0.6,
+    neighbourhood: int = 8,
+    sub_time: float = 1.0,
     max_steps: int | None = None,
-    progress: ProgressFn | None = None,
+    progress: bool = False,
 ) -> Any:
     """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
 
@@ -339,7 +326,8 @@ def improve(
     max_steps
         Stop after this many LNS steps (and ``max_steps * 50`` list decodes).
     progress
-        Called as ``progress(elapsed, time_limit, best, start)`` after each step.
+        A progress bar over the time budget on stderr (:class:`kvopt.core.progress.Progress`:
+        tqdm on a terminal, plain lines without ``\\r`` elsewhere).
 
     Returns
     -------
@@ -357,6 +345,7 @@ def improve(
     >>> res.objective <= res.model["start_objective"] and res.report.ok
     True
     """
+    from kvopt.mip.backends.base import SolveStatus
     from kvopt.mip.solving import SolveResult
 
     _require_slotted(instance)
@@ -370,7 +359,7 @@ def improve(
     starts_by = _priority_starts(instance)
     if initial is not None:
         starts_by["initial"] = np.asarray(initial, dtype=np.int64)
-    values = {k: tel(instance, v) for k, v in starts_by.items()}
+    values = {k: instance.tel_of_starts(v) for k, v in starts_by.items()}
     valid = {k: v for k, v in starts_by.items()
              if check_schedule(instance, Schedule.from_starts(instance, v)).ok}
     src = min(valid, key=values.__getitem__)
@@ -381,18 +370,26 @@ def improve(
     lb_int = math.ceil(lb - 1e-9)
     history: list[tuple[float, float, str]] = [(time.perf_counter() - t0, best_v, src)]
 
+    bar = Progress(max(math.ceil(time_limit), 1), "kvopt solve --improve", unit="s",
+                   enabled=progress)
+    shown = 0
+
     def report() -> None:
-        if progress is not None:
-            progress(time.perf_counter() - t0, float(time_limit), best_v, start_v)
+        nonlocal shown
+        el = min(int(time.perf_counter() - t0), bar.total or 0)
+        if el > shown:
+            bar.update(el - shown)
+            shown = el
 
     report()
     evals = 0
     if best_v > lb_int and instance.n >= 2:
         ls_deadline = min(deadline, t0 + list_share * time_limit)
         cand, evals = list_search(instance, best, rng=rng, deadline=ls_deadline,
-                                  max_evals=None if max_steps is None else 50 * max_steps)
-        if tel(instance, cand) < best_v:
-            best, best_v = cand, tel(instance, cand)
+                                  max_evals=None if max_steps is None else 50 * max_steps,
+                                  tick=report)
+        if instance.tel_of_starts(cand) < best_v:
+            best, best_v = cand, instance.tel_of_starts(cand)
             history.append((time.perf_counter() - t0, best_v, "list"))
         report()
     steps = improved = 0
@@ -407,7 +404,7 @@ def improve(
         took = time.perf_counter() - ts
         steps += 1
         if new is not None:
-            best, best_v = new, tel(instance, new)
+            best, best_v = new, instance.tel_of_starts(new)
             improved += 1
             history.append((time.perf_counter() - t0, best_v, "lns"))
         # adapt the neighbourhood: fast sub-solves -> larger, slow ones -> smaller
@@ -416,6 +413,7 @@ def improve(
         elif took >= 0.9 * min(sub_time, left) and size > 4:
             size -= 1
         report()
+    bar.close()
     sched = Schedule.from_starts(instance, best, source="mip:improve",
                                  claimed_objective=best_v,
                                  meta={"solver": "improve", "seed": seed,
@@ -423,8 +421,8 @@ def improve(
     rep = check_schedule(instance, sched)
     if not rep.ok:  # pragma: no cover - every move keeps feasibility
         raise RuntimeError(f"improve produced an invalid schedule: {rep}")
-    status = "optimal" if best_v <= lb_int else "time_limit"
-    gap = 0.0 if status == "optimal" else max(best_v - lb, 0.0) / max(best_v, 1.0)
+    status = SolveStatus.OPTIMAL if best_v <= lb_int else SolveStatus.TIME_LIMIT
+    gap = 0.0 if status is SolveStatus.OPTIMAL else max(best_v - lb, 0.0) / max(best_v, 1.0)
     sched = sched.with_meta(status=status, bound=lb, gap=gap)
     model = {"start_objective": start_v, "starting_points": values, "start_source": src,
              "list_decodes": evals, "lns_steps": steps, "lns_improving_steps": improved,

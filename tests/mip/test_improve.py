@@ -1,0 +1,108 @@
+"""Primal improvement search (kvopt.mip.improve): feasible, never worse than MC-SF, never
+below the brute-force optimum, and ``kvopt solve --improve`` on the command line."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvopt import Instance, check_schedule
+from kvopt.cli.main import main
+from kvopt.core.generators import model1, model2
+from kvopt.core.mcsf import mcsf_starts
+from kvopt.core.schedule import Schedule
+from kvopt.mip.improve import improve, lns_step, memory_of, sgs_decode
+from tests.bruteforce import brute_force_opt
+
+
+@st.composite
+def instances(draw, max_n=5):
+    M = draw(st.integers(3, 10))
+    n = draw(st.integers(1, max_n))
+    s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
+    o = [draw(st.integers(1, M - si)) for si in s]
+    a = [draw(st.integers(0, 3)) for _ in range(n)]
+    return Instance(memory=M, arrival=a, prompt=s, output=o)
+
+
+@settings(max_examples=200, deadline=None)
+@given(inst=instances(max_n=7), perm_seed=st.integers(0, 2**16))
+def test_every_sgs_decode_is_feasible_and_earliest(inst, perm_seed):
+    order = np.random.default_rng(perm_seed).permutation(inst.n)
+    starts = sgs_decode(inst, order)
+    assert check_schedule(inst, Schedule.from_starts(inst, starts)).ok
+    # each request is at its earliest feasible slot given those placed before it
+    for p, i in enumerate(order):
+        placed = order[:p]
+        if starts[i] == inst.arrival[i]:
+            continue
+        sub = Instance(memory=inst.memory, arrival=[*inst.arrival[placed].tolist(), 0],
+                       prompt=[*inst.prompt[placed].tolist(), int(inst.prompt[i])],
+                       output=[*inst.output[placed].tolist(), int(inst.output[i])])
+        for k in range(int(inst.arrival[i]), int(starts[i])):
+            trial = np.append(starts[placed], k)
+            H = int(trial.max() + sub.output.max() + 2)
+            assert memory_of(sub, trial, H).max() > inst.memory
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=instances(max_n=6), seed=st.integers(0, 100))
+def test_opt_below_improve_below_mcsf(inst, seed):
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    res = improve(inst, time_limit=20, seed=seed, max_steps=3)
+    rep = check_schedule(inst, res.schedule)
+    assert rep.ok and rep.objective == res.objective
+    assert opt <= res.objective <= inst.tel_of_starts(mcsf_starts(inst))
+    assert res.bound <= opt + 1e-9
+    if res.status == "optimal":
+        assert res.objective == opt
+
+
+def test_lns_step_only_returns_strict_feasible_improvements():
+    rng = np.random.default_rng(5)
+    inst = model2(3, horizon=10)
+    st0 = mcsf_starts(inst)
+    for _ in range(10):
+        free = rng.choice(inst.n, size=min(5, inst.n), replace=False)
+        new = lns_step(inst, st0, free, time_limit=5, seed=1)
+        if new is None:
+            continue
+        assert inst.tel_of_starts(new) < inst.tel_of_starts(st0)
+        fixed = np.setdiff1d(np.arange(inst.n), free)
+        assert (new[fixed] == st0[fixed]).all()
+        assert check_schedule(inst, Schedule.from_starts(inst, new)).ok
+
+
+def test_improve_beats_mcsf_on_a_model1_instance():
+    inst = model1(1, n=20, memory=30)
+    res = improve(inst, time_limit=4, seed=0)
+    assert res.report.ok and res.status in ("time_limit", "optimal")
+    assert res.objective < res.model["start_objective"]
+    assert res.schedule.meta["solver"] == "improve"
+
+
+def test_improve_rejects_a_nonpositive_budget():
+    from kvopt.core.errors import UsageError
+
+    with pytest.raises(UsageError):
+        improve(model1(1, n=5), time_limit=0)
+
+
+def test_cli_solve_improve(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    code = main(["solve", "instances/tiny/mcsf-suboptimal-distinct.json", "--improve",
+                 "--time-limit", "3", "--json", "--schedule-out", str(out)])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert code in (0, 1)
+    assert doc["solver"] == "improve" and doc["objective"] == 9.0 and doc["seed"] == 0
+    assert "\r" not in captured.err
+    assert main(["validate", "instances/tiny/mcsf-suboptimal-distinct.json", str(out)]) == 0
+
+
+def test_cli_solve_improve_progress_has_no_carriage_return_off_a_terminal(capsys):
+    main(["solve", "instances/synthetic/model2-seed2.json", "--improve", "--time-limit", "2"])
+    err = capsys.readouterr().err
+    assert "\r" not in err
