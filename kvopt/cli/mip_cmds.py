@@ -86,6 +86,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--iterations", type=int_at_least(1), default=200, help="Lagrangian iterations")
     p.add_argument("--solve", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also run `solve` with this time limit for a better schedule")
+    p.add_argument("--improve", type=float_in(0, lo_open=True), default=None, metavar="S",
+                   help="also run the primal improvement search (`solve --improve`) with this "
+                   "budget for a better schedule")
+    p.add_argument("--seed", type=int, default=0, help="seed of --improve (default 0)")
     p.add_argument("--no-progress", action="store_true",
                    help="no phase / elapsed-time messages on stderr")
     p.add_argument("--memory-budget", default=None, metavar="BYTES",
@@ -218,6 +222,7 @@ def run_bound(args: argparse.Namespace) -> int:
     try:
         doc = bound_report(inst, lp=args.lp, iterations=args.iterations,
                            solve_time=args.solve, memory_budget=budget,
+                           improve_time=args.improve, seed=args.seed,
                            progress=not args.json and not args.no_progress)
     except MemoryBudgetError as exc:
         raise MemoryBudgetError("--lp", exc.reason, estimate=exc.estimate,

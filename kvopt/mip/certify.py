@@ -14,9 +14,13 @@ from kvopt.core.instance import Instance
 
 
 def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
-                 solve_time: float | None = None, progress: bool = False,
+                 solve_time: float | None = None, improve_time: float | None = None,
+                 seed: int = 0, progress: bool = False,
                  memory_budget: str | int | float | None = None) -> dict[str, Any]:
     """All lower bounds of a slotted instance and the best known schedule's gap.
+
+    ``solve_time`` runs :func:`kvopt.mip.solving.solve` and ``improve_time`` the primal search
+    :func:`kvopt.mip.improve.improve` (with ``seed``) for a better schedule than MC-SF.
 
     With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
     its elapsed time (:mod:`kvopt.core.progress`).
@@ -60,6 +64,14 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
             best = {"source": f"solve:{res.solver}/{res.formulation}",
                     "objective": res.objective, "valid": True}
         bounds["solver"] = res.bound
+    if improve_time is not None:
+        from kvopt.mip.improve import improve
+
+        note(f"bound: improve, budget {improve_time:g} s, seed {seed}", enabled=progress)
+        imp = improve(inst, time_limit=improve_time, seed=seed, progress=progress)
+        if imp.objective is not None and imp.objective < (best["objective"] or math.inf):
+            best = {"source": f"improve(seed={seed})", "objective": imp.objective,
+                    "valid": imp.report is not None and imp.report.ok}
     from kvopt.core.errors import MemoryBudgetError
     from kvopt.core.limits import format_bytes
     from kvopt.core.limits import memory_budget as resolve_budget

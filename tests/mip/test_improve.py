@@ -106,3 +106,16 @@ def test_cli_solve_improve_progress_has_no_carriage_return_off_a_terminal(capsys
     main(["solve", "instances/synthetic/model2-seed2.json", "--improve", "--time-limit", "2"])
     err = capsys.readouterr().err
     assert "\r" not in err
+
+
+def test_bound_report_uses_the_improved_schedule():
+    from kvopt import load_instance
+    from kvopt.mip.certify import bound_report
+
+    inst = load_instance("instances/synthetic/model2-seed2.json")
+    base = bound_report(inst, lp="none")
+    doc = bound_report(inst, lp="none", improve_time=3)
+    assert doc["best_schedule"]["source"].startswith("improve")
+    assert doc["best_schedule"]["objective"] < base["best_schedule"]["objective"]
+    assert doc["best_bound"] <= doc["best_schedule"]["objective"]
+    assert doc["gap"] < base["gap"]

@@ -1,0 +1,180 @@
+"""Paper-scale hindsight bracket: MC-SF vs the best schedule found vs the best lower bound.
+
+For ``--K`` seeded instances of seed 001's Model 1 and Model 2 at the paper's scale
+(``kvopt.core.generators.model1(seed)`` / ``model2(seed)``: n ~ U{40..60}, M ~ U{30..50}; the
+generator of notes/seed-001 §5) every instance gets, in one task of a dask ``LocalCluster``:
+
+- MC-SF (true lengths), validated;
+- ``improve`` (:func:`kvopt.mip.improve.improve`, list search + CP-SAT LNS) with
+  ``--budget`` seconds (whole call);
+- the reference: the current best exact combination, ``solve(cpsat, cp+pairs)`` warm-started
+  from MC-SF, with ``--ref-budget`` seconds (no LP pre-bound; the LP is computed once below);
+- lower bounds: the combinatorial bound (trivial, volume, fluid, cores) and the LP relaxation
+  of ``tight+cores`` (HiGHS, ``--lp-time`` limit; skipped if not solved in time).
+
+Printed per model: mean and max of MC-SF / best-found and of MC-SF / reference, how many
+instances improve beat MC-SF, the certified gap (best schedule vs best bound) median and max,
+and MC-SF's certified distance from optimal (MC-SF / best bound). ``--certs DIR`` writes every
+instance and its best schedule (JSON, checkable with ``kvopt validate``).
+
+Example (the scaled run of reports/mip/README.md)::
+
+    nice -n 10 python benchmarks/mip_paper_scale.py --K 20 --budget 15 --ref-budget 10 \\
+        --lp-time 30 --out reports/mip/paper_scale.json --certs reports/mip/paper_scale
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_instance(kind: str, seed: int):  # type: ignore[no-untyped-def]
+    """Seed 001 Model 1 / Model 2 at paper scale (deterministic in ``seed``)."""
+    from kvopt.core.generators import model1, model2
+
+    return model1(seed) if kind == "model1" else model2(seed)
+
+
+def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: float,
+            certs: str | None) -> dict[str, Any]:
+    """All measurements of one instance (a flat record)."""
+    from kvopt.core.mcsf import mcsf_schedule
+    from kvopt.core.validate import check_schedule
+    from kvopt.mip import solve
+    from kvopt.mip.bounds import combinatorial_bound
+    from kvopt.mip.improve import improve
+    from kvopt.mip.relaxations import lp_bound
+
+    inst = make_instance(kind, seed)
+    mcsf = check_schedule(inst, mcsf_schedule(inst))
+    c0, t0 = time.process_time(), time.perf_counter()
+    imp = improve(inst, time_limit=budget, seed=seed)
+    imp_wall, imp_cpu = time.perf_counter() - t0, time.process_time() - c0
+    t1 = time.perf_counter()
+    ref = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=ref_budget,
+                cp_lp_bound=False)
+    ref_wall = time.perf_counter() - t1
+    comb = combinatorial_bound(inst)
+    t2 = time.perf_counter()
+    try:
+        lp: float | None = lp_bound(inst, "tight+cores", time_limit=lp_time)
+    except RuntimeError:
+        lp = None
+    lp_wall = time.perf_counter() - t2
+    bounds = [comb] + ([lp] if lp is not None else []) + (
+        [ref.bound] if ref.bound is not None and math.isfinite(ref.bound) else [])
+    bound = float(math.ceil(max(bounds) - 1e-9))
+    cands = [(imp.objective, "improve", imp.schedule), (ref.objective, "ref", ref.schedule)]
+    best_obj, best_src, best_sched = min(((o, s, sc) for o, s, sc in cands if o is not None),
+                                         key=lambda x: x[0])
+    rep = check_schedule(inst, best_sched)
+    if not rep.ok or rep.objective != best_obj:
+        raise RuntimeError(f"{kind} seed {seed}: best schedule rejected: {rep}")
+    if bound > best_obj + 1e-6:
+        raise RuntimeError(f"{kind} seed {seed}: bound {bound} above schedule {best_obj}")
+    if certs:
+        d = Path(certs)
+        d.mkdir(parents=True, exist_ok=True)
+        inst.save(d / f"{kind}-seed{seed}.json")
+        best_sched.save(d / f"{kind}-seed{seed}.best.json")
+    return {"kind": kind, "seed": seed, "n": inst.n, "memory": inst.memory,
+            "mcsf": mcsf.objective, "improve": imp.objective, "improve_wall_s": imp_wall,
+            "improve_cpu_s": imp_cpu, "improve_source": imp.incumbent_source,
+            "improve_steps": imp.solver_status,
+            "ref": ref.objective, "ref_status": str(ref.status), "ref_bound": ref.bound,
+            "ref_wall_s": ref_wall, "combinatorial_bound": comb, "lp_bound": lp,
+            "lp_wall_s": lp_wall, "best": best_obj, "best_source": best_src,
+            "bound": bound, "gap": (best_obj - bound) / best_obj,
+            "mcsf_gap": (mcsf.objective - bound) / mcsf.objective,
+            "load_avg_1min": os.getloadavg()[0]}
+
+
+def summarise(records: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    """Per-model figures."""
+    rs = [r for r in records if r["kind"] == kind]
+    if not rs:
+        return {"kind": kind, "instances": 0}
+    rb = [r["mcsf"] / r["best"] for r in rs]
+    rr = [r["mcsf"] / r["ref"] for r in rs]
+    ri = [r["mcsf"] / r["improve"] for r in rs]
+    rub = [r["mcsf"] / r["bound"] for r in rs]
+    return {"kind": kind, "instances": len(rs),
+            "mcsf_over_best_mean": statistics.fmean(rb), "mcsf_over_best_max": max(rb),
+            "mcsf_over_best_min": min(rb),
+            "mcsf_over_improve_mean": statistics.fmean(ri),
+            "mcsf_over_ref_mean": statistics.fmean(rr), "mcsf_over_ref_max": max(rr),
+            "improve_beats_mcsf": sum(r["improve"] < r["mcsf"] for r in rs),
+            "ref_beats_mcsf": sum(r["ref"] < r["mcsf"] for r in rs),
+            "improve_over_ref_mean": statistics.fmean(r["improve"] / r["ref"] for r in rs),
+            "gap_median": statistics.median(r["gap"] for r in rs),
+            "gap_max": max(r["gap"] for r in rs),
+            "mcsf_over_bound_mean": statistics.fmean(rub), "mcsf_over_bound_max": max(rub),
+            "lp_solved": sum(r["lp_bound"] is not None for r in rs),
+            "proven_optimal": sum(r["gap"] <= 0 for r in rs),
+            "median_improve_cpu_s": statistics.median(r["improve_cpu_s"] for r in rs)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--K", type=int, default=20, help="instances per model")
+    p.add_argument("--seed0", type=int, default=1)
+    p.add_argument("--models", default="model1,model2")
+    p.add_argument("--budget", type=float, default=180.0, help="improve budget (s)")
+    p.add_argument("--ref-budget", type=float, default=180.0, help="cp+pairs budget (s)")
+    p.add_argument("--lp-time", type=float, default=120.0, help="LP time limit (s)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--certs", default=None, help="write instances and best schedules here")
+    p.add_argument("--out", default=None, help="JSON output")
+    args = p.parse_args(argv)
+    kinds = [m.strip() for m in args.models.split(",") if m.strip()]
+    tasks = [(kind, args.seed0 + k) for kind in kinds for k in range(args.K)]
+    t0 = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        futs = [client.submit(run_one, kind, seed, args.budget, args.ref_budget, args.lp_time,
+                              args.certs, pure=False) for kind, seed in tasks]
+        for i, fut in enumerate(as_completed(futs), 1):
+            r = fut.result()
+            records.append(r)
+            print(f"[{i}/{len(tasks)}] {r['kind']} seed {r['seed']} n={r['n']} M={r['memory']}: "
+                  f"MC-SF {r['mcsf']:.0f} improve {r['improve']:.0f} ref {r['ref']:.0f} "
+                  f"bound {r['bound']:.0f} (lp {r['lp_bound']}) gap {100 * r['gap']:.1f}%",
+                  file=sys.stderr, flush=True)
+    wall = time.perf_counter() - t0
+    records.sort(key=lambda r: (r["kind"], r["seed"]))
+    summary = [summarise(records, k) for k in kinds]
+    doc = {"argv": sys.argv[1:] if argv is None else argv, "wall_s": wall,
+           "workers": args.workers, "summary": summary, "records": records}
+    cols = ["kind", "instances", "mcsf_over_best_mean", "mcsf_over_best_max",
+            "mcsf_over_ref_mean", "mcsf_over_ref_max", "improve_beats_mcsf", "ref_beats_mcsf",
+            "gap_median", "gap_max", "mcsf_over_bound_mean", "lp_solved",
+            "median_improve_cpu_s"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for s in summary:
+        print("| " + " | ".join(f"{s[c]:.4f}" if isinstance(s.get(c), float) else str(s.get(c))
+                                for c in cols) + " |")
+    print(f"wall time {wall:.0f} s on {args.workers} dask workers; budgets: improve "
+          f"{args.budget:g} s, cp+pairs {args.ref_budget:g} s, LP {args.lp_time:g} s")
+    if args.out:
+        from kvopt.core.io import write_json
+
+        write_json(args.out, doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
