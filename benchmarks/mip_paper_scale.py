@@ -44,20 +44,42 @@ def make_instance(kind: str, seed: int):  # type: ignore[no-untyped-def]
     return model1(seed) if kind == "model1" else model2(seed)
 
 
+def lp_of(kind: str, seed: int, lp_time: float) -> float | None:
+    """LP bound of ``tight+cores`` (``None`` if not solved within ``lp_time``)."""
+    from kvopt.mip.relaxations import lp_bound
+
+    if lp_time <= 0:
+        return None
+    try:
+        return lp_bound(make_instance(kind, seed), "tight+cores", time_limit=lp_time)
+    except RuntimeError:
+        return None
+
+
+def finish(r: dict[str, Any]) -> dict[str, Any]:
+    """Best bound, certified gaps (in place)."""
+    bounds = [r["combinatorial_bound"]] + [b for b in (r["lp_bound"], r["ref_bound"])
+                                           if b is not None and math.isfinite(b)]
+    bound = float(math.ceil(max(bounds) - 1e-9))
+    if bound > r["best"] + 1e-6:
+        raise RuntimeError(f"{r['kind']} seed {r['seed']}: bound {bound} above {r['best']}")
+    r.update(bound=bound, gap=(r["best"] - bound) / r["best"],
+             mcsf_gap=(r["mcsf"] - bound) / r["mcsf"])
+    return r
+
+
 def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: float,
-            certs: str | None) -> dict[str, Any]:
+            certs: str | None, clock: str = "wall") -> dict[str, Any]:
     """All measurements of one instance (a flat record)."""
     from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.validate import check_schedule
     from kvopt.mip import solve
     from kvopt.mip.bounds import combinatorial_bound
     from kvopt.mip.improve import improve
-    from kvopt.mip.relaxations import lp_bound
-
     inst = make_instance(kind, seed)
     mcsf = check_schedule(inst, mcsf_schedule(inst))
     c0, t0 = time.process_time(), time.perf_counter()
-    imp = improve(inst, time_limit=budget, seed=seed)
+    imp = improve(inst, time_limit=budget, seed=seed, clock=clock)
     imp_wall, imp_cpu = time.perf_counter() - t0, time.process_time() - c0
     t1 = time.perf_counter()
     ref = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=ref_budget,
@@ -65,37 +87,27 @@ def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: flo
     ref_wall = time.perf_counter() - t1
     comb = combinatorial_bound(inst)
     t2 = time.perf_counter()
-    try:
-        lp: float | None = lp_bound(inst, "tight+cores", time_limit=lp_time)
-    except RuntimeError:
-        lp = None
+    lp = lp_of(kind, seed, lp_time)
     lp_wall = time.perf_counter() - t2
-    bounds = [comb] + ([lp] if lp is not None else []) + (
-        [ref.bound] if ref.bound is not None and math.isfinite(ref.bound) else [])
-    bound = float(math.ceil(max(bounds) - 1e-9))
     cands = [(imp.objective, "improve", imp.schedule), (ref.objective, "ref", ref.schedule)]
     best_obj, best_src, best_sched = min(((o, s, sc) for o, s, sc in cands if o is not None),
                                          key=lambda x: x[0])
     rep = check_schedule(inst, best_sched)
     if not rep.ok or rep.objective != best_obj:
         raise RuntimeError(f"{kind} seed {seed}: best schedule rejected: {rep}")
-    if bound > best_obj + 1e-6:
-        raise RuntimeError(f"{kind} seed {seed}: bound {bound} above schedule {best_obj}")
     if certs:
         d = Path(certs)
         d.mkdir(parents=True, exist_ok=True)
         inst.save(d / f"{kind}-seed{seed}.json")
         best_sched.save(d / f"{kind}-seed{seed}.best.json")
-    return {"kind": kind, "seed": seed, "n": inst.n, "memory": inst.memory,
+    return finish({"kind": kind, "seed": seed, "n": inst.n, "memory": inst.memory,
             "mcsf": mcsf.objective, "improve": imp.objective, "improve_wall_s": imp_wall,
             "improve_cpu_s": imp_cpu, "improve_source": imp.incumbent_source,
             "improve_steps": imp.solver_status,
             "ref": ref.objective, "ref_status": str(ref.status), "ref_bound": ref.bound,
             "ref_wall_s": ref_wall, "combinatorial_bound": comb, "lp_bound": lp,
             "lp_wall_s": lp_wall, "best": best_obj, "best_source": best_src,
-            "bound": bound, "gap": (best_obj - bound) / best_obj,
-            "mcsf_gap": (mcsf.objective - bound) / mcsf.objective,
-            "load_avg_1min": os.getloadavg()[0]}
+            "clock": clock, "load_avg_1min": os.getloadavg()[0]})
 
 
 def summarise(records: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -119,6 +131,10 @@ def summarise(records: list[dict[str, Any]], kind: str) -> dict[str, Any]:
             "gap_max": max(r["gap"] for r in rs),
             "mcsf_over_bound_mean": statistics.fmean(rub), "mcsf_over_bound_max": max(rub),
             "lp_solved": sum(r["lp_bound"] is not None for r in rs),
+            "gap_median_lp_solved": statistics.median(
+                [r["gap"] for r in rs if r["lp_bound"] is not None] or [math.nan]),
+            "mcsf_over_bound_mean_lp_solved": statistics.fmean(
+                [r["mcsf"] / r["bound"] for r in rs if r["lp_bound"] is not None] or [math.nan]),
             "proven_optimal": sum(r["gap"] <= 0 for r in rs),
             "median_improve_cpu_s": statistics.median(r["improve_cpu_s"] for r in rs)}
 
@@ -132,6 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=180.0, help="improve budget (s)")
     p.add_argument("--ref-budget", type=float, default=180.0, help="cp+pairs budget (s)")
     p.add_argument("--lp-time", type=float, default=120.0, help="LP time limit (s)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="improve's budget in wall-clock or CPU seconds")
+    p.add_argument("--lp-from", default=None, metavar="JSON",
+                   help="only add LP bounds (--lp-time) to the records of an earlier run's "
+                   "JSON (instances without an LP bound yet), re-summarise, write --out")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--certs", default=None, help="write instances and best schedules here")
     p.add_argument("--out", default=None, help="JSON output")
@@ -140,14 +161,34 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [(kind, args.seed0 + k) for kind in kinds for k in range(args.K)]
     t0 = time.perf_counter()
     records: list[dict[str, Any]] = []
+    previous: dict[str, Any] = {}
+    if args.lp_from:
+        import json
+
+        previous = json.loads(Path(args.lp_from).read_text())
+        old = {(r["kind"], r["seed"]): r for r in previous["records"]}
+        tasks = [k for k in old if old[k]["lp_bound"] is None]
+        records = [r for k, r in old.items() if k not in tasks]
+        kinds = list(dict.fromkeys(k for k, _ in old))
     from dask.distributed import Client, LocalCluster, as_completed
 
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        futs = [client.submit(run_one, kind, seed, args.budget, args.ref_budget, args.lp_time,
-                              args.certs, pure=False) for kind, seed in tasks]
+        if args.lp_from:
+            futs = [client.submit(lp_of, kind, seed, args.lp_time, pure=False)
+                    for kind, seed in tasks]
+            fut_key = {f.key: k for f, k in zip(futs, tasks, strict=True)}
+        else:
+            futs = [client.submit(run_one, kind, seed, args.budget, args.ref_budget,
+                                  args.lp_time, args.certs, args.clock, pure=False)
+                    for kind, seed in tasks]
         for i, fut in enumerate(as_completed(futs), 1):
-            r = fut.result()
+            if args.lp_from:
+                r = dict(old[fut_key[fut.key]])
+                r["lp_bound"] = fut.result()
+                r = finish(r)
+            else:
+                r = fut.result()
             records.append(r)
             print(f"[{i}/{len(tasks)}] {r['kind']} seed {r['seed']} n={r['n']} M={r['memory']}: "
                   f"MC-SF {r['mcsf']:.0f} improve {r['improve']:.0f} ref {r['ref']:.0f} "
@@ -157,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     records.sort(key=lambda r: (r["kind"], r["seed"]))
     summary = [summarise(records, k) for k in kinds]
     doc = {"argv": sys.argv[1:] if argv is None else argv, "wall_s": wall,
+           "previous_run": {k: previous.get(k) for k in ("argv", "wall_s")} if previous else None,
            "workers": args.workers, "summary": summary, "records": records}
     cols = ["kind", "instances", "mcsf_over_best_mean", "mcsf_over_best_max",
             "mcsf_over_ref_mean", "mcsf_over_ref_max", "improve_beats_mcsf", "ref_beats_mcsf",
             "gap_median", "gap_max", "mcsf_over_bound_mean", "lp_solved",
+            "gap_median_lp_solved", "mcsf_over_bound_mean_lp_solved",
             "median_improve_cpu_s"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -168,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         print("| " + " | ".join(f"{s[c]:.4f}" if isinstance(s.get(c), float) else str(s.get(c))
                                 for c in cols) + " |")
     print(f"wall time {wall:.0f} s on {args.workers} dask workers; budgets: improve "
-          f"{args.budget:g} s, cp+pairs {args.ref_budget:g} s, LP {args.lp_time:g} s")
+          f"{args.budget:g} s ({args.clock}), cp+pairs {args.ref_budget:g} s, "
+          f"LP {args.lp_time:g} s")
     if args.out:
         from kvopt.core.io import write_json
 
