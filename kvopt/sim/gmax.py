@@ -283,7 +283,7 @@ class GmaxPolicy:
             good[sm], feas[sm] = self._stream(ids[sm], g[sm], len_rem[sm], ub[sm], now, v)
         cm = kind == COMPOUND
         if cm.any():
-            good[cm], feas[cm], work[cm] = self._compound(st, ids[cm], now, v)
+            good[cm], feas[cm], work[cm] = self._compound(st, ids[cm], now, v, ids, ub)
         good += self.starve_unit * self.waited[ids] * (kind != NONE)
         prio = np.where(feas, good / (work + 1e-9), 0.0)
         return prio, good, ub
@@ -310,12 +310,21 @@ class GmaxPolicy:
                         np.nan_to_num(val) * cnt / ub)
         return good, cnt > 0
 
-    def _compound(self, st: SimState, ids: NDArray[np.int64], now: float, v: float
+    def _compound(self, st: SimState, ids: NDArray[np.int64], now: float, v: float,
+                  all_ids: NDArray[np.int64], all_ub: NDArray[np.int64]
                   ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]:
         comp = self.comp
         live = ~st.done[comp]
         gm = np.where(st.start[comp] >= 0, st.t - st.start[comp], 0)
-        t_gen = np.maximum(self._bound(comp, gm) - gm, 1) * v * live
+        where = np.full(st.n, -1, dtype=np.int64)
+        where[all_ids] = np.arange(all_ids.size)
+        pos = where[comp]
+        ub = np.empty(comp.size, dtype=np.int64)
+        known = pos >= 0
+        ub[known] = all_ub[pos[known]]
+        if not known.all():  # members not in the system yet (or done): bound from g
+            ub[~known] = self._bound(comp[~known], gm[~known])
+        t_gen = np.maximum(ub - gm, 1) * v * live
         work = np.bincount(self.comp_g, weights=t_gen, minlength=self.n_groups)
         stage_max = np.zeros(self.gs_group.size)
         np.maximum.at(stage_max, self.comp_gs, t_gen)
@@ -344,8 +353,21 @@ class GmaxPolicy:
         g = np.concatenate([t - st.start[run], np.zeros(wait.size, dtype=np.int64)])
         prio, good, ub = self.analyze(st, ids, g)
         nr = run.size
-        # fallback order of everything: priority desc, shorter bound, arrival
-        order = np.lexsort((self.rank[ids], ub - g, -prio))
+        tie = ub - g
+
+        def ranked(pos: NDArray[np.int64]) -> NDArray[np.int64]:
+            """``pos`` by priority desc, then shorter bound, then arrival."""
+            return pos[np.lexsort((self.rank[ids[pos]], tie[pos], -prio[pos]))]
+
+        def top(pos: NDArray[np.int64], k: int) -> NDArray[np.int64]:
+            """The first ``k`` of ``ranked(pos)`` without sorting all of ``pos``."""
+            if k <= 0:
+                return _EMPTY
+            if pos.size > k:
+                thr = np.partition(prio[pos], pos.size - k)[pos.size - k]
+                pos = pos[prio[pos] >= thr]
+            return ranked(pos)[:k]
+
         evict: list[NDArray[np.int64]] = []
         used = st.next_memory()
         alive = np.ones(nr, dtype=bool)
@@ -366,13 +388,11 @@ class GmaxPolicy:
                               topk=self.topk if self.candidates == "topk" else None)
             chosen = np.zeros(ids.size, dtype=bool)
             chosen[sel] = True
-            if sel.size < B:  # work conservation: fill by the fallback order
-                rest = order[~chosen[order]]
-                chosen[rest[: B - sel.size]] = True
+            if sel.size < B:  # work conservation: fill by priority, bound, arrival
+                chosen[top(np.flatnonzero(~chosen), B - sel.size)] = True
             chosen[:nr] &= alive
-            new = order[(order >= nr) & chosen[order]]          # selected waiting, by priority
-            out = order[::-1][(order[::-1] < nr) & ~chosen[order[::-1]]]  # unselected running
-            out = out[alive[out]]
+            new = ranked(nr + np.flatnonzero(chosen[nr:]))      # selected waiting
+            out = ranked(np.flatnonzero(~chosen[:nr] & alive))[::-1]  # unselected running
             free = B - n_run
             want = new[:max(free, 0)]
             extra = new[max(free, 0):]
@@ -390,15 +410,23 @@ class GmaxPolicy:
                 want = np.concatenate([want, extra[:vic.size]])
                 self.stats["preemptions"] += vic.size
         else:
-            free = B - n_run
-            want = order[order >= nr][:max(free, 0)]
-        admitted: list[int] = []
-        for j in want.tolist():
-            need = int(self.s[ids[j]]) + 1
-            if used + need <= M:
-                used += need
-                admitted.append(int(ids[j]))
+            want = top(nr + np.arange(wait.size), B - n_run)
+        # admission under the KV limit: in order, skipping requests that do not fit now
+        cand = ids[want]
+        need = self.s[cand] + 1
+        fits = np.cumsum(need) <= M - used
+        if fits.all():
+            admitted = cand
+        else:
+            k = int(np.argmin(fits))
+            keep = list(cand[:k].tolist())
+            room = M - used - int(need[:k].sum())
+            for i, nd in zip(cand[k:].tolist(), need[k:].tolist(), strict=True):
+                if nd <= room:
+                    keep.append(i)
+                    room -= nd
+            admitted = np.asarray(keep, dtype=np.int64)
         ev = np.concatenate(evict) if evict else None
-        adm = np.asarray(admitted, dtype=np.int64)
+        adm = admitted.astype(np.int64)
         waiting_left = wait.size - adm.size + (0 if ev is None else ev.size)
         return Decision(evict=ev, admit=adm, wake=self.next_frame if waiting_left else None)
