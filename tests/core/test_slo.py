@@ -167,3 +167,17 @@ def test_goodput_rule_weights():
     inst = make(goodput=GoodputRule(input_weight=0, output_weight=8))
     g = check_schedule(inst, Schedule.from_starts(inst, [0, 1, 1])).goodput
     assert g.goodput.tolist() == [8.0, 0.0, 24.0]
+
+
+def test_second_unit_instance_uses_schedule_times():
+    inst = Instance(memory=20, arrival=[0.0, 0.05], prompt=[1, 1], output=[3, 2],
+                    time_unit="second", slo_kind=["stream", "deadline"],
+                    ttft_slo=[0.15, None], tbt_slo=[0.1, None], deadline=[None, 0.3])
+    times = [0.0, 0.1, 0.2, 0.3, 0.5]          # decision points 0..4
+    sched = Schedule.from_starts(inst, [0, 1], times=times)
+    g = check_schedule(inst, sched).goodput
+    # stream: tokens at 0.1, 0.2, 0.3 due 0.15, 0.25, 0.35 -> all 3 (+ prompt 1)
+    # deadline: done at times[3] = 0.3, latency 0.25 <= 0.3 -> 1 + 2
+    assert g.goodput.tolist() == [4.0, 3.0] and g.request_goodput == 2
+    slow = Schedule.from_starts(inst, [0, 2], times=times)
+    assert check_schedule(inst, slow).goodput.goodput.tolist() == [4.0, 0.0]  # 0.45 > 0.3
