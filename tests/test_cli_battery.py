@@ -131,6 +131,11 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--workloads", "lmsys", "--out", "{out}/t"], "--workloads"),
         (["--noise", "0.2,1.5", "--out", "{out}/t"], "--noise"),
     ],
+    "report agreement": [
+        (["{out}"], "OUT.md"),
+        (["{out}/a.md", "--n", "10"], "--n"),
+        (["{out}/a.md", "--seed", "-1"], "--seed"),
+    ],
     "report search": [
         (["mc-sf", "--out", "{out}/x.json"], "POLICY"),
         (["amax", "--out", "{out}/x.json"], "--interval"),

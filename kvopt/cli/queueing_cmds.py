@@ -104,8 +104,8 @@ def _check_sim_jobs(n: int) -> None:
 
 def _fig8(args: argparse.Namespace) -> int:
     from kvopt.queueing.distributions import parse_sizes
-    from kvopt.queueing.plot import fig8_data, plot_fig8
     from kvopt.queueing.predictions import parse_predictions
+    from kvopt.report.fig8 import fig8_data, plot_fig8
 
     check_output_file(args.plot_fig8, "--plot-fig8")
     sizes = _parsed(parse_sizes, args.sizes or "exp:1", "--sizes")
@@ -141,7 +141,7 @@ def _fig8(args: argparse.Namespace) -> int:
 
 
 def _errata(args: argparse.Namespace) -> int:
-    from kvopt.queueing.errata import errata_markdown
+    from kvopt.report.errata import errata_markdown
 
     check_output_file(args.errata, "--errata")
     _check_sim_jobs(args.simulate)

@@ -200,9 +200,36 @@ def figure_png(fig: Any, dpi: float = 110, **savefig_kwargs: Any) -> bytes:
     return buf.getvalue()
 
 
+#: Metadata of the other formats :func:`save_figure` writes (tool versions and dates removed).
+_OTHER_METADATA: dict[str, dict[str, str | None]] = {
+    "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+    "svg": {"Creator": None, "Date": None},
+}
+
+
 def save_figure(fig: Any, path: str | os.PathLike[str], dpi: float = 110,
                 **savefig_kwargs: Any) -> bytes:
-    """Write :func:`figure_png` of ``fig`` to ``path`` atomically; return the bytes."""
-    data = figure_png(fig, dpi, **savefig_kwargs)
+    """Write ``fig`` to ``path`` atomically and return the bytes: PNG (:func:`figure_png`)
+    unless the suffix names another format (``.pdf``, ``.svg``: written without tool versions
+    or dates; others as matplotlib writes them).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(1, 1))
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "f.png"
+    >>> save_figure(fig, p, dpi=20) == p.read_bytes()
+    True
+    """
+    kind = Path(path).suffix.lstrip(".").lower() or "png"
+    if kind == "png":
+        data = figure_png(fig, dpi, **savefig_kwargs)
+    else:
+        buf = io.BytesIO()
+        meta = _OTHER_METADATA.get(kind)
+        fig.savefig(buf, format=kind, dpi=dpi, **({"metadata": dict(meta)} if meta else {}),
+                    **savefig_kwargs)
+        data = buf.getvalue()
     atomic_write_bytes(path, data)
     return data

@@ -186,12 +186,3 @@ def test_default_quadrature_accuracy():
         assert abs(a / b - 1) < 1e-6
 
 
-def test_agreement_rows_small(tmp_path):
-    from kvopt.queueing.agreement import agreement_rows, main
-
-    rows = list(agreement_rows(4000, 0, loads=(0.5,), dists=("exp:1",),
-                               cases=(("srpt", "perfect", None),)))
-    assert len(rows) == 1 and np.isfinite(rows[0][-1])
-    assert rows[0][5] == pytest.approx(SoapModel(parse_sizes("exp:1"), parse_predictions(
-        "perfect"), 0.5).mean_response("srpt"))
-    assert callable(main)

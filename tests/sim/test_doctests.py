@@ -8,7 +8,8 @@ import pytest
 MODULES = ["kvopt.sim", "kvopt.sim.admission", "kvopt.sim.engine", "kvopt.sim.policies",
            "kvopt.sim.predictions", "kvopt.sim.step_time", "kvopt.report.table1",
            "kvopt.sim.steptime_fit", "kvopt.sim.gpu_profile", "kvopt.report.steptime",
-           "kvopt.report.writers", "kvopt.core.io"]
+           "kvopt.report.writers", "kvopt.core.io", "kvopt.report.fig8", "kvopt.report.errata",
+           "kvopt.report.agreement"]
 
 
 @pytest.mark.parametrize("name", MODULES)

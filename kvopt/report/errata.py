@@ -9,12 +9,15 @@ and uses recycle age ``y - r``, where the old job's own threshold gives age
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from kvopt.queueing.distributions import parse_sizes
 from kvopt.queueing.predictions import parse_predictions
 from kvopt.queueing.simulate import simulate
 from kvopt.queueing.soap import SoapModel
+from kvopt.report.writers import table
 
 __all__ = ["errata_markdown"]
 
@@ -23,8 +26,14 @@ def _rel(a: float, b: float) -> str:
     return f"{100 * (a / b - 1):+.1f}%"
 
 
+def _md(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """The lines of a markdown table (:func:`kvopt.report.writers.table`)."""
+    return table(header, rows).rstrip("\n").split("\n")
+
+
 def errata_markdown(n_sim: int = 1_000_000, seed: int = 0,
-                    lams=(0.5, 0.7, 0.9, 0.95), Cs=(0.05, 0.1, 0.2, 0.5, 0.8, 1.0)) -> str:
+                    lams: Sequence[float] = (0.5, 0.7, 0.9, 0.95),
+                    Cs: Sequence[float] = (0.05, 0.1, 0.2, 0.5, 0.8, 1.0)) -> str:
     """Build the errata tables (markdown).  ``n_sim = 0`` skips the simulation columns.
 
     Examples
@@ -41,50 +50,54 @@ def errata_markdown(n_sim: int = 1_000_000, seed: int = 0,
            "`diff` = printed / corrected - 1. C >= 1 is SPRPT exactly; C -> 0+ is SPJF.", ""]
     models = {pred: {lam: SoapModel(d, parse_predictions(pred), lam) for lam in lams}
               for pred in ("exp", "perfect")}
-    out += ["## Overall mean response E[T]", "",
-            "| λ | C | exp pred.: corrected | printed | diff | perfect pred.: corrected | printed "
-            "| diff |", "|---|---|---|---|---|---|---|---|"]
+    rows = []
     for lam in lams:
         for c in Cs:
-            row = f"| {lam:g} | {c:g} |"
+            row = [f"{lam:g}", f"{c:g}"]
             for pred in ("exp", "perfect"):
                 m = models[pred][lam]
                 a, b = m.mean_response("trail", c), m.mean_response("trail-printed", c)
-                row += f" {a:.4f} | {b:.4f} | {_rel(b, a)} |"
-            out.append(row)
-    out += ["", "Limits of the corrected formula (for reference): ", "",
-            "| λ | SPJF, exp pred. | SPRPT, exp pred. | SJF | SRPT |", "|---|---|---|---|---|"]
+                row += [f"{a:.4f}", f"{b:.4f}", _rel(b, a)]
+            rows.append(row)
+    out += ["## Overall mean response E[T]", ""]
+    out += _md(["λ", "C", "exp pred.: corrected", "printed", "diff", "perfect pred.: corrected",
+                "printed", "diff"], rows)
+    rows = []
     for lam in lams:
         me, mp_ = models["exp"][lam], models["perfect"][lam]
-        out.append(f"| {lam:g} | {me.mean_response('spjf'):.4f} | {me.mean_response('sprpt'):.4f}"
-                   f" | {mp_.mean_response('spjf'):.4f} | {mp_.mean_response('sprpt'):.4f} |")
+        rows.append([f"{lam:g}", f"{me.mean_response('spjf'):.4f}",
+                     f"{me.mean_response('sprpt'):.4f}", f"{mp_.mean_response('spjf'):.4f}",
+                     f"{mp_.mean_response('sprpt'):.4f}"])
+    out += ["", "Limits of the corrected formula (for reference): ", ""]
+    out += _md(["λ", "SPJF, exp pred.", "SPRPT, exp pred.", "SJF", "SRPT"], rows)
     out.append("")
     # per-job values, including the x < C r case
     m = SoapModel(d, parse_predictions("exp"), 0.5)
     pts = [(0.3, 1.0, 0.5), (2.0, 1.0, 0.5), (1.0, 0.5, 0.5), (0.3, 1.0, 0.2), (0.1, 2.0, 0.8)]
-    out += ["## Per-job E[T(x, r)], exp predictions, λ = 0.5", "",
-            "| x | r | C | x < C r | corrected | printed | diff |", "|---|---|---|---|---|---|---|"]
+    rows = []
     for x, r, c in pts:
         a = float(m.response_given(x, r, "trail", c)[0])
         b = float(m.response_given(x, r, "trail-printed", c)[0])
-        out.append(f"| {x:g} | {r:g} | {c:g} | {'yes' if x < c * r else 'no'} | {a:.6f} | "
-                   f"{b:.6f} | {_rel(b, a)} |")
+        rows.append([f"{x:g}", f"{r:g}", f"{c:g}", "yes" if x < c * r else "no", f"{a:.6f}",
+                     f"{b:.6f}", _rel(b, a)])
+    out += ["## Per-job E[T(x, r)], exp predictions, λ = 0.5", ""]
+    out += _md(["x", "r", "C", "x < C r", "corrected", "printed", "diff"], rows)
     out.append("")
     if n_sim:
         pm = parse_predictions("exp")
         out += [f"## Settled by simulation ({n_sim} jobs per row, seed {seed}, exp predictions)",
                 "", "Batch-means standard errors (20 batches, first 10% and last 5% of jobs "
-                "dropped). z = (simulated - formula) / SE.", "",
-                "| λ | C | simulated ± SE | corrected (z) | printed (z) |",
-                "|---|---|---|---|---|"]
+                "dropped). z = (simulated - formula) / SE.", ""]
+        rows = []
         for lam in (0.5, 0.9):
             m = SoapModel(d, pm, lam)
             for c in (0.2, 0.5, 1.0):
                 s = simulate("trail", lam, d, pm, c, n_jobs=n_sim, seed=seed)
                 a, b = m.mean_response("trail", c), m.mean_response("trail-printed", c)
-                out.append(f"| {lam:g} | {c:g} | {s.mean_response:.4f} ± {s.se:.4f} | "
-                           f"{a:.4f} ({(s.mean_response - a) / s.se:+.1f}) | "
-                           f"{b:.4f} ({(s.mean_response - b) / s.se:+.1f}) |")
+                rows.append([f"{lam:g}", f"{c:g}", f"{s.mean_response:.4f} ± {s.se:.4f}",
+                             f"{a:.4f} ({(s.mean_response - a) / s.se:+.1f})",
+                             f"{b:.4f} ({(s.mean_response - b) / s.se:+.1f})"])
+        out += _md(["λ", "C", "simulated ± SE", "corrected (z)", "printed (z)"], rows)
         # conditional means per (x, r) bin
         s = simulate("trail", 0.5, d, pm, 0.5, n_jobs=2 * n_sim, seed=seed + 1)
         keep = slice(int(0.1 * s.responses.size), int(0.95 * s.responses.size))
@@ -92,14 +105,16 @@ def errata_markdown(n_sim: int = 1_000_000, seed: int = 0,
         m = SoapModel(d, pm, 0.5)
         out += ["", f"Per-job check, λ = 0.5, C = 0.5, {2 * n_sim} jobs: mean response of jobs "
                 "with |X - x| < 0.05 and |Y - r| < 0.05 (naive SE; bin-averaging bias "
-                "O(0.05²)).", "",
-                "| x | r | simulated ± SE (n) | corrected | printed |", "|---|---|---|---|---|"]
+                "O(0.05²)).", ""]
+        rows = []
         for x, r, _ in pts[:3]:
             sel = (np.abs(X - x) < 0.05) & (np.abs(Y - r) < 0.05)
             v = T[sel]
             a = float(m.response_given(x, r, "trail", 0.5)[0])
             b = float(m.response_given(x, r, "trail-printed", 0.5)[0])
-            out.append(f"| {x:g} | {r:g} | {v.mean():.4f} ± {v.std() / np.sqrt(v.size):.4f} "
-                       f"({v.size}) | {a:.4f} | {b:.4f} |")
+            rows.append([f"{x:g}", f"{r:g}",
+                         f"{v.mean():.4f} ± {v.std() / np.sqrt(v.size):.4f} ({v.size})",
+                         f"{a:.4f}", f"{b:.4f}"])
+        out += _md(["x", "r", "simulated ± SE (n)", "corrected", "printed"], rows)
         out.append("")
     return "\n".join(out)

@@ -1,4 +1,5 @@
-"""Reproduction of seed 004 Fig. 8: mean response time and peak memory vs arrival rate.
+"""Reproduction of seed 004 Fig. 8: mean response time and peak memory vs arrival rate
+(``kvopt queueing --plot-fig8 OUT.png``).
 
 The paper's figure gives no numbers (only the caption): blue = mean response time, green =
 peak memory, across arrival rates and values of ``C``, for Exp(1) sizes.  We draw one panel
@@ -10,23 +11,24 @@ system (App. D).
 
 from __future__ import annotations
 
-import io
 import os
-from pathlib import Path
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from kvopt.core.io import atomic_write_bytes
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import PredictionModel
 from kvopt.queueing.simulate import simulate
 from kvopt.queueing.soap import SoapModel
+from kvopt.report.writers import save_figure
 
-__all__ = ["fig8_data", "plot_fig8", "atomic_savefig"]
+__all__ = ["fig8_data", "plot_fig8"]
 
 
-def fig8_data(lams, Cs, sizes: SizeDistribution, predictions: PredictionModel,
-              n_jobs: int = 100_000, seed: int = 0) -> dict:
+def fig8_data(lams: Sequence[float] | np.ndarray, Cs: Sequence[float] | np.ndarray,
+              sizes: SizeDistribution, predictions: PredictionModel,
+              n_jobs: int = 100_000, seed: int = 0) -> dict[str, np.ndarray]:
     """Simulate and evaluate every ``(C, lam)`` pair of the figure.
 
     Returns
@@ -61,16 +63,9 @@ def fig8_data(lams, Cs, sizes: SizeDistribution, predictions: PredictionModel,
     return out
 
 
-def atomic_savefig(fig, path: str | os.PathLike, **kwargs) -> None:
-    """Save a matplotlib figure to ``path`` atomically (rendered in memory, then
-    :func:`kvopt.core.io.atomic_write_bytes`); the format follows the file suffix."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **kwargs)
-    atomic_write_bytes(path, buf.getvalue())
-
-
-def plot_fig8(data: dict, out: str | os.PathLike, title: str = "") -> None:
-    """Draw the Fig. 8 panels from :func:`fig8_data` output and write a PNG to ``out``."""
+def plot_fig8(data: dict[str, Any], out: str | os.PathLike[str], title: str = "") -> None:
+    """Draw the Fig. 8 panels from :func:`fig8_data` output and write a PNG to ``out``
+    (atomically, through :func:`kvopt.report.writers.save_figure`: no ``Software`` tag)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -120,4 +115,4 @@ def plot_fig8(data: dict, out: str | os.PathLike, title: str = "") -> None:
         axes[k // ncol, k % ncol].set_visible(False)
     if title:
         fig.suptitle(title, fontsize=10)
-    atomic_savefig(fig, out, dpi=120)
+    save_figure(fig, out, dpi=120)
