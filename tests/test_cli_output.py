@@ -32,3 +32,22 @@ def test_simulate_twice_without_seed_same_output():
     for d in docs:
         d.pop("wall_seconds")  # the only field that measures the machine
     assert docs[0] == docs[1] and docs[0]["seed"] == 0
+
+
+@pytest.mark.parametrize("exc_type", [ValueError, TypeError, "infeasible"])
+def test_internal_errors_stay_internal(monkeypatch, exc_type):
+    """An exception from inside a run is a bug: it propagates (traceback, exit 1), it is never
+    reported as a bad option with exit 2."""
+    import kvopt.sim
+    from kvopt.cli.main import main
+    from kvopt.core.errors import InfeasibleScheduleError
+
+    def broken(*args, **kwargs):
+        if exc_type == "infeasible":
+            raise InfeasibleScheduleError("engine produced an overflow")
+        raise exc_type("bug inside the engine")
+
+    monkeypatch.setattr(kvopt.sim, "simulate", broken)
+    expected = InfeasibleScheduleError if exc_type == "infeasible" else exc_type
+    with pytest.raises(expected):
+        main(["simulate", A2, "--policy", "mcsf"])

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from kvopt.core.errors import (
+    InfeasibleScheduleError,
     InvalidInstanceError,
     InvalidScheduleError,
     KvoptError,
@@ -112,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except InfeasibleScheduleError:
+        raise  # a producer (simulator, solver) emitted an invalid schedule: a bug, not user input
     except KvoptError as exc:
         sub = [v for k, v in sorted(vars(args).items()) if k.endswith("_command") and v]
         msg = f"kvopt {' '.join([args.command, *sub])}: error: {exc}"

@@ -15,7 +15,7 @@ from kvopt.cli.common import (
     emit,
     read_instance,
 )
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import InfeasibleScheduleError, UsageError
 
 #: Instances at least this large show simulation progress (every shipped trace does).
 PROGRESS_MIN_REQUESTS = 1000
@@ -147,6 +147,12 @@ def run_simulate(args: argparse.Namespace) -> int:
     except LivelockError as exc:
         emit(args, {"policy": args.policy, "seed": args.seed, "ok": False, "error": "livelock",
                     "message": str(exc)}, f"livelock (seed {args.seed}): {exc}")
+        return 1
+    except InfeasibleScheduleError as exc:
+        if args.policy != "replay":
+            raise  # the engine produced an invalid schedule: an internal error
+        emit(args, {"policy": args.policy, "seed": args.seed, "ok": False, "error": "infeasible",
+                    "message": str(exc)}, f"the replayed schedule is infeasible here: {exc}")
         return 1
     except SimulationError as exc:
         emit(args, {"policy": args.policy, "seed": args.seed, "ok": False,
