@@ -71,6 +71,12 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _reason(exc: ValueError) -> str:
+    """The reason of a queueing argument error (:class:`UsageError`; any other ValueError
+    of a spec parser as its message)."""
+    return exc.reason if isinstance(exc, UsageError) else re.sub(r"^`[^`]*`: ", "", str(exc))
+
+
 def _bad(flag: str, reason: str) -> UsageError:
     return UsageError(flag, reason)
 
@@ -94,7 +100,7 @@ def _parsed(parse: Any, spec: str | None, flag: str) -> Any:
     try:
         return parse(spec)
     except ValueError as exc:  # the parsers only validate the spec string
-        raise _bad(flag, re.sub(r"^`[^`]*`: ", "", str(exc))) from None
+        raise _bad(flag, _reason(exc)) from None
 
 
 def _check_sim_jobs(n: int) -> None:
@@ -180,9 +186,9 @@ def run(args: argparse.Namespace) -> int:
     _check_sim_jobs(args.simulate)
     try:
         policy, C = check_policy(args.policy, args.C)
-    except ValueError as exc:  # names `policy` or `C`
-        flag = "--C" if str(exc).startswith("`C`") else "POLICY"
-        raise _bad(flag, re.sub(r"^`[^`]*`: ", "", str(exc))) from None
+    except UsageError as exc:  # names `policy` or `C`
+        flag = "--C" if exc.field == "C" else "POLICY"
+        raise _bad(flag, _reason(exc)) from None
     if args.simulate and policy == "trail-printed":
         raise _bad("POLICY", "trail-printed is a formula only; simulate trail")
     Cout = C if policy in ("trail", "trail-printed") else None

@@ -21,6 +21,7 @@ import itertools
 import numpy as np
 from scipy import integrate
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing.distributions import SizeDistribution
 
 __all__ = ["classical_given_size", "classical_mean", "CLASSICAL"]
@@ -42,9 +43,9 @@ def _quad(f, a: float, b: float, pts: np.ndarray) -> float:
 def _check(policy: str, lam: float, dist: SizeDistribution) -> str:
     p = {"fifo": "fcfs"}.get(policy.lower(), policy.lower())
     if p not in CLASSICAL:
-        raise ValueError(f"`policy`: classical policies are {CLASSICAL}, got {policy!r}")
+        raise UsageError("policy", f"classical policies are {CLASSICAL}, got {policy!r}")
     if not (lam > 0 and lam * dist.mean < 1):
-        raise ValueError("`load`: need 0 < rho < 1")
+        raise UsageError("load", "need 0 < rho < 1")
     return p
 
 

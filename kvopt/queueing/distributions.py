@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from kvopt.core.errors import UsageError
 from kvopt.predictions.distributions import LogT as PredLogT
 
 __all__ = [
@@ -158,7 +159,7 @@ class Exponential(SizeDistribution):
 
     def __post_init__(self) -> None:
         if not (self.mean_ > 0 and math.isfinite(self.mean_)):
-            raise ValueError("`mean` of exp must be positive and finite")
+            raise UsageError("sizes", "the mean of exp must be positive and finite")
         object.__setattr__(self, "spec", f"exp:{self.mean_:g}")
 
     def pdf(self, x):
@@ -191,7 +192,7 @@ class Deterministic(SizeDistribution):
 
     def __post_init__(self) -> None:
         if not (self.value > 0 and math.isfinite(self.value)):
-            raise ValueError("`value` of det must be positive and finite")
+            raise UsageError("sizes", "the value of det must be positive and finite")
         object.__setattr__(self, "spec", f"det:{self.value:g}")
 
     @property
@@ -222,7 +223,7 @@ class Uniform(SizeDistribution):
 
     def __post_init__(self) -> None:
         if not (0 <= self.lo < self.hi < math.inf):
-            raise ValueError("uniform needs 0 <= lo < hi < inf")
+            raise UsageError("sizes", "uniform needs 0 <= lo < hi < inf")
         object.__setattr__(self, "spec", f"uniform:{self.lo:g},{self.hi:g}")
 
     def pdf(self, x):
@@ -261,11 +262,11 @@ class HyperExponential(SizeDistribution):
         p = np.asarray(self.probs, float)
         mu = np.asarray(self.means, float)
         if p.size == 0 or p.size != mu.size:
-            raise ValueError("hyperexp needs pairs prob,mean")
+            raise UsageError("sizes", "hyperexp needs pairs prob,mean")
         if np.any(p <= 0) or abs(p.sum() - 1) > 1e-9:
-            raise ValueError("hyperexp probabilities must be positive and sum to 1")
+            raise UsageError("sizes", "hyperexp probabilities must be positive and sum to 1")
         if np.any(mu <= 0) or not np.all(np.isfinite(mu)):
-            raise ValueError("hyperexp means must be positive and finite")
+            raise UsageError("sizes", "hyperexp means must be positive and finite")
         spec = ",".join(f"{a:g},{b:g}" for a, b in zip(p, mu, strict=True))
         object.__setattr__(self, "spec", f"hyperexp:{spec}")
 
@@ -308,7 +309,7 @@ class BoundedPareto(SizeDistribution):
 
     def __post_init__(self) -> None:
         if not (self.alpha > 0 and 0 < self.lo < self.hi < math.inf):
-            raise ValueError("bpareto needs alpha > 0 and 0 < lo < hi < inf")
+            raise UsageError("sizes", "bpareto needs alpha > 0 and 0 < lo < hi < inf")
         object.__setattr__(self, "spec", f"bpareto:{self.alpha:g},{self.lo:g},{self.hi:g}")
 
     @property
@@ -458,7 +459,8 @@ class Empirical(SizeDistribution):
     def __post_init__(self) -> None:
         v = np.asarray(self.values, dtype=float).ravel()
         if v.size == 0 or np.any(~np.isfinite(v)) or np.any(v <= 0):
-            raise ValueError("empirical values must be finite and positive (and not empty)")
+            raise UsageError("sizes",
+                             "empirical values must be finite and positive (and not empty)")
         u, c = np.unique(v, return_counts=True)
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "_u", u)
@@ -483,17 +485,17 @@ def _floats(body: str, field_name: str) -> list[float]:
     try:
         return [float(t) for t in body.split(",") if t.strip() != ""]
     except ValueError:
-        raise ValueError(f"`{field_name}`: cannot parse numbers in {body!r}") from None
+        raise UsageError(field_name, f"cannot parse numbers in {body!r}") from None
 
 
 def _read_trace(path: str, column: str | None) -> np.ndarray:
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"`sizes`: trace file {path!r} not found")
+        raise UsageError("sizes", f"trace file {path!r} not found")
     with p.open(newline="") as fh:
         rows = list(csv.reader(fh))
     if not rows:
-        raise ValueError(f"`sizes`: trace file {path!r} is empty")
+        raise UsageError("sizes", f"trace file {path!r} is empty")
     header = rows[0]
     try:
         float(header[0])
@@ -507,7 +509,7 @@ def _read_trace(path: str, column: str | None) -> np.ndarray:
     elif column in names:
         j = names.index(column)
     else:
-        raise ValueError(f"`sizes`: column {column!r} not in {names}")
+        raise UsageError("sizes", f"column {column!r} not in {names}")
     return np.array([float(r[j]) for r in data if r and r[j].strip()])
 
 
@@ -521,8 +523,8 @@ def parse_sizes(spec: str) -> SizeDistribution:
 
     Raises
     ------
-    ValueError
-        With a message naming the ``sizes`` field.
+    UsageError
+        Naming the ``sizes`` field (a :class:`ValueError` too).
 
     Examples
     --------
@@ -532,7 +534,7 @@ def parse_sizes(spec: str) -> SizeDistribution:
     'hyperexp:0.5,0.5,0.5,1.5'
     """
     if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"`sizes`: expected KIND:PARAMS, got {spec!r}")
+        raise UsageError("sizes", f"expected KIND:PARAMS, got {spec!r}")
     kind, body = spec.split(":", 1)
     kind = kind.strip().lower()
     try:
@@ -553,11 +555,11 @@ def parse_sizes(spec: str) -> SizeDistribution:
         if kind in ("logt", "logtt") and len(v) in (3, 4):
             mode = "censor" if kind == "logt" else "truncate"
             return LogT(v[0], v[1], v[2], v[3] if len(v) == 4 else 3.5, mode)
-    except ValueError as exc:
-        msg = str(exc)
-        raise ValueError(msg if msg.startswith("`sizes`") else f"`sizes`: {msg}") from None
-    raise ValueError(
-        f"`sizes`: unknown or malformed spec {spec!r}; expected exp:M, det:V, uniform:A,B, "
+    except ValueError as exc:  # UsageError of a constructor, or a ValueError of LogT
+        raise UsageError("sizes", exc.reason if isinstance(exc, UsageError) else str(exc)
+                         ) from None
+    raise UsageError(
+        "sizes", f"unknown or malformed spec {spec!r}; expected exp:M, det:V, uniform:A,B, "
         "hyperexp:P1,M1,..., bpareto:ALPHA,LO,HI, logt:MU,SIGMA,XMAX[,NU], logtt:..., "
         "empirical:PATH[,COLUMN]"
     )

@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing._quad import panel_nodes
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import Perfect, PredictionModel
@@ -146,10 +147,10 @@ def soap_mean_response(rank: RankFn | str, lam: float, sizes: SizeDistribution,
     """
     if isinstance(rank, str):
         if rank not in RANKS:
-            raise ValueError(f"`policy`: no built-in rank {rank!r}; choose from {sorted(RANKS)}")
+            raise UsageError("policy", f"no built-in rank {rank!r}; choose from {sorted(RANKS)}")
         rank = RANKS[rank](C) if rank == "trail" else RANKS[rank]()
     if not (lam > 0 and lam * sizes.mean < 1):
-        raise ValueError("`load`: need 0 < rho < 1")
+        raise UsageError("load", "need 0 < rho < 1")
     predictions = predictions or Perfect()
     x, y, w = _population(sizes, predictions, n_nodes)
     tab = _Tables(x, y, w, rank, n_age)

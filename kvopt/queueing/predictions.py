@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from kvopt.core.errors import UsageError
+
 __all__ = [
     "PredictionModel",
     "Perfect",
@@ -161,7 +163,7 @@ class LogNormalNoise(PredictionModel):
 
     def __post_init__(self) -> None:
         if not (self.sigma > 0 and math.isfinite(self.sigma)):
-            raise ValueError("`predictions`: lognormal sigma must be positive")
+            raise UsageError("predictions", "lognormal sigma must be positive")
         object.__setattr__(self, "spec", f"lognormal:{self.sigma:g}")
 
     @property
@@ -214,7 +216,7 @@ class UniformNoise(PredictionModel):
 
     def __post_init__(self) -> None:
         if not (0 < self.eps < 1):
-            raise ValueError("`predictions`: unifnoise eps must be in (0, 1)")
+            raise UsageError("predictions", "unifnoise eps must be in (0, 1)")
         object.__setattr__(self, "spec", f"unifnoise:{self.eps:g}")
 
     def pdf(self, z):
@@ -260,9 +262,9 @@ def parse_predictions(spec: str | None) -> PredictionModel:
         if kind == "unifnoise" and body:
             return UniformNoise(float(body))
     except ValueError as exc:
-        msg = str(exc)
-        raise ValueError(msg if msg.startswith("`pred") else f"`predictions`: {msg}") from None
-    raise ValueError(
-        f"`predictions`: unknown spec {spec!r}; expected perfect, exp, lognormal:SIGMA "
+        raise UsageError("predictions", exc.reason if isinstance(exc, UsageError) else str(exc)
+                         ) from None
+    raise UsageError(
+        "predictions", f"unknown spec {spec!r}; expected perfect, exp, lognormal:SIGMA "
         "or unifnoise:EPS"
     )

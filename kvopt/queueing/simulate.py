@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import Perfect, PredictionModel
 from kvopt.queueing.soap import check_policy
@@ -95,7 +96,7 @@ def batch_means(values: np.ndarray, n_batches: int = 20) -> tuple[float, float]:
     v = np.asarray(values, dtype=float)
     k = v.size // n_batches
     if k < 1:
-        raise ValueError("`n`: too few jobs for the requested number of batches")
+        raise UsageError("n", "too few jobs for the requested number of batches")
     b = v[: k * n_batches].reshape(n_batches, k).mean(axis=1)
     return float(v.mean()), float(b.std(ddof=1) / math.sqrt(n_batches))
 
@@ -131,7 +132,7 @@ def simulate_jobs(policy: str, arrivals: np.ndarray, sizes: np.ndarray, preds: n
     """
     p, C = check_policy(policy, C)
     if p == "trail-printed":
-        raise ValueError("`policy`: trail-printed is a formula, simulate trail instead")
+        raise UsageError("policy", "trail-printed is a formula, simulate trail instead")
     A = np.asarray(arrivals, dtype=float)
     X = np.asarray(sizes, dtype=float)
     Y = np.asarray(preds, dtype=float)
@@ -255,9 +256,9 @@ def simulate(policy: str, lam: float, sizes: SizeDistribution,
     True
     """
     if not (isinstance(n_jobs, int | np.integer) and n_jobs >= 10 * n_batches):
-        raise ValueError(f"`n`: need an integer number of jobs >= {10 * n_batches}")
+        raise UsageError("n", f"need an integer number of jobs >= {10 * n_batches}")
     if not (lam > 0 and lam * sizes.mean < 1):
-        raise ValueError("`load`: need 0 < rho < 1")
+        raise UsageError("load", "need 0 < rho < 1")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     predictions = predictions or Perfect()
     arr = np.cumsum(rng.exponential(1.0 / lam, n_jobs))

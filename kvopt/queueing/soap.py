@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing._quad import PiecewiseLegendre, panel_nodes
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import PredictionModel
@@ -47,7 +48,8 @@ _ALIASES = {"sjf": "spjf", "psjf": "pspjf", "srpt": "sprpt", "fifo": "fcfs"}
 
 
 def check_policy(policy: str, C: float | None) -> tuple[str, float]:
-    """Normalize a policy name and its ``C``; raise ``ValueError`` naming the bad field.
+    """Normalize a policy name and its ``C``; raise
+    :class:`~kvopt.core.errors.UsageError` naming the bad field.
 
     Examples
     --------
@@ -56,13 +58,13 @@ def check_policy(policy: str, C: float | None) -> tuple[str, float]:
     """
     p = _ALIASES.get(policy.lower(), policy.lower())
     if p not in POLICIES:
-        raise ValueError(f"`policy`: unknown policy {policy!r}; choose from "
+        raise UsageError("policy", f"unknown policy {policy!r}; choose from "
                          f"{', '.join(POLICIES + tuple(_ALIASES))}")
     if p in ("trail", "trail-printed"):
         if C is None:
-            raise ValueError(f"`C`: policy {p!r} needs --C (e.g. 0.8)")
+            raise UsageError("C", f"policy {p!r} needs --C (e.g. 0.8)")
         if not (np.isfinite(C) and C > 0):
-            raise ValueError("`C`: must be a finite number > 0 (use spjf for C -> 0+)")
+            raise UsageError("C", "must be a finite number > 0 (use spjf for C -> 0+)")
         return p, float(C)
     return p, 1.0
 
@@ -103,10 +105,10 @@ class SoapModel:
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.lam) and self.lam > 0):
-            raise ValueError("`load`: arrival rate must be positive")
+            raise UsageError("load", "arrival rate must be positive")
         rho = self.lam * self.sizes.mean
         if rho >= 1:
-            raise ValueError(f"`load`: rho = {rho:g} >= 1, the queue is unstable")
+            raise UsageError("load", f"rho = {rho:g} >= 1, the queue is unstable")
         self.rho = rho
 
     # ---------------------------------------------------------------- break points

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing.distributions import expect_size, parse_sizes
 from kvopt.queueing.predictions import parse_predictions
 
@@ -61,7 +62,7 @@ def test_empirical_trace():
 @pytest.mark.parametrize("bad", ["exp", "exp:-1", "uniform:2,1", "hyperexp:0.5,1", "foo:1",
                                  "exp:a", "empirical:/nonexistent.csv"])
 def test_bad_size_specs_name_the_field(bad):
-    with pytest.raises(ValueError, match="`sizes`"):
+    with pytest.raises(UsageError, match="invalid sizes"):
         parse_sizes(bad)
 
 
@@ -80,5 +81,5 @@ def test_prediction_partials(spec):
 
 @pytest.mark.parametrize("bad", ["lognormal:-1", "unifnoise:2", "gauss:1"])
 def test_bad_prediction_specs(bad):
-    with pytest.raises(ValueError, match="`predictions`"):
+    with pytest.raises(UsageError, match="invalid predictions"):
         parse_predictions(bad)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing import closed_forms as cf
 from kvopt.queueing.classical import classical_given_size, classical_mean
 from kvopt.queueing.distributions import parse_sizes
@@ -149,10 +150,10 @@ def test_lognormal_noise_small_sigma_approaches_perfect():
 
 def test_bad_inputs():
     d = parse_sizes("exp:1")
-    with pytest.raises(ValueError, match="`load`"):
+    with pytest.raises(UsageError, match="invalid load"):
         SoapModel(d, Perfect(), 1.2)
     m = SoapModel(d, Perfect(), 0.5)
-    with pytest.raises(ValueError, match="`C`"):
+    with pytest.raises(UsageError, match="invalid C"):
         m.mean_response("trail")
-    with pytest.raises(ValueError, match="`policy`"):
+    with pytest.raises(UsageError, match="invalid policy"):
         m.mean_response("lifo")

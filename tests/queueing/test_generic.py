@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing.distributions import parse_sizes
 from kvopt.queueing.generic import RANKS, soap_mean_response
 from kvopt.queueing.predictions import parse_predictions
@@ -41,5 +42,5 @@ def test_generic_custom_rank_function():
 
 
 def test_generic_bad_policy():
-    with pytest.raises(ValueError, match="`policy`"):
+    with pytest.raises(UsageError, match="invalid policy"):
         soap_mean_response("nope", 0.5, parse_sizes("exp:1"))

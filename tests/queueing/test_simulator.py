@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 
+from kvopt.core.errors import UsageError
 from kvopt.queueing.distributions import parse_sizes
 from kvopt.queueing.predictions import parse_predictions
 from kvopt.queueing.simulate import batch_means, simulate, simulate_jobs
@@ -72,7 +73,7 @@ def test_nonpreemptive_memory_matches_oracle():
 
 
 def test_batch_means_validation():
-    with pytest.raises(ValueError, match="`n`"):
+    with pytest.raises(UsageError, match="invalid n"):
         batch_means(np.ones(5), 10)
 
 
