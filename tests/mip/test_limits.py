@@ -139,6 +139,7 @@ def test_solve_reports_computed_and_skipped_bounds(seed1, capsys):
         assert rec["status"] == "computed" or rec["reason"]
     assert res.bound == pytest.approx(max(r["value"] for r in b.values()
                                           if r["status"] == "computed"))
+    assert b["lp"]["status"] == "skipped" and "kvopt bound" in b["lp"]["reason"]
     assert main(["solve", str(SEED1), "--time-limit", "2"]) == 1
     out = capsys.readouterr().out
     assert "bounds:" in out and "lp " in out and "time:" in out
@@ -225,8 +226,10 @@ def test_large_instance_under_a_memory_cap_solves_with_cp(tmp_path):
     doc = json.loads(p.stdout)
     # the CLI's deadline starts with the process: on a loaded machine the interpreter's
     # start-up alone may take longer than the limit, and is reported as before_solve_s
+    # (+2 s: a fresh interpreter forking a CP-SAT process on a loaded machine)
     startup = doc["steps"]["before_solve_s"]
-    assert doc["objective"] is not None and doc["runtime_s"] <= max(6, startup) + SLACK_S
+    assert doc["objective"] is not None, doc
+    assert doc["runtime_s"] <= max(6, startup) + SLACK_S + 2.0, (doc["steps"], p.stderr)
     assert doc["memory"]["estimate"]["bytes"] <= doc["memory"]["budget_bytes"]
     assert main(["validate", str(LARGE), str(out)]) == 0
 
