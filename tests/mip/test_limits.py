@@ -120,10 +120,11 @@ def test_a_killed_solver_without_incumbent_reports_time_limit(seed1):
     assert res.bound is not None and res.bound >= 963
 
 
-def test_deadline_is_shared_by_a_caller(seed1):
+def test_deadline_is_shared_by_a_caller():
     dl = Deadline(3.0)
     time.sleep(1.0)
-    res = solve(seed1, solver="cpsat", deadline=dl)
+    res = solve(Instance(memory=6, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[3, 2, 2]),
+                solver="cpsat", deadline=dl)
     assert res.time_limit == 3.0 and res.runtime_s >= 1.0
     assert res.runtime_s <= 3.0 + SLACK_S
 
