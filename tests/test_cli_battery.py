@@ -194,6 +194,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([SMOKE, "--db", "{out}/r.sqlite", "--scheduler", "tcp://127.0.0.1:1", "--workers",
           "2"], "--workers"),
         ([SMOKE, "--db", "{out}/r.sqlite", "--generator", "model1"], "--generator"),
+        ([SMOKE, "--db", "{out}/r.sqlite", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
         ([SMOKE, "--db", "{out}/r.sqlite", "--csv", "{out}/x.csv"], "--csv"),
         (["export", "--db", "{fx}/missing.sqlite", "--csv", "{out}/x.csv"], "--db"),
         (["export", "--db", "{fx}/afile", "--csv", "{out}/x.csv"], "--db"),

@@ -158,6 +158,8 @@ def run_spec(
         check_spec(spec)
     if workers < 0:
         raise UsageError("workers", f"must be >= 0, got {workers}")
+    if scheduler is not None:
+        check_reachable(scheduler)
     tasks = expand_tasks(spec)
     store = db if isinstance(db, ResultStore) else ResultStore(db)
     try:
@@ -185,6 +187,31 @@ def run_spec(
     finally:
         if not isinstance(db, ResultStore):
             store.close()
+
+
+def check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Refuse (``UsageError`` naming ``--scheduler``) an address nobody listens on, before
+    any file is written or task submitted.
+
+    Examples
+    --------
+    >>> check_reachable("tcp://127.0.0.1:1", timeout=1)
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --scheduler: nothing listens at tcp://127.0.0.1:1 \
+(Connection refused)
+    """
+    import socket
+
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except ValueError:
+        raise UsageError("--scheduler", f"expected tcp://HOST:PORT, got {address!r}") from None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise UsageError("--scheduler", f"nothing listens at {address} ({why})") from None
 
 
 def _results(todo: list[Task], scheduler: str | None, workers: int) -> Any:
