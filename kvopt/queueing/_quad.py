@@ -105,7 +105,7 @@ class PiecewiseLegendre:
     """
 
     def __init__(self, points: np.ndarray, func: Callable[[np.ndarray], np.ndarray] | None,
-                 n: int = 16, values: np.ndarray | None = None):
+                 n: int = 16, values: np.ndarray | None = None) -> None:
         pts = np.unique(np.asarray(points, dtype=float))
         self.points = pts
         self.n = n

@@ -17,8 +17,10 @@ With ``rho_le(x) = lam E[S; S <= x]``, ``rho_lt(x) = lam E[S; S < x]`` and
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 from kvopt.core.errors import UsageError
@@ -29,7 +31,7 @@ __all__ = ["classical_given_size", "classical_mean", "CLASSICAL"]
 CLASSICAL = ("fcfs", "sjf", "psjf", "srpt")
 
 
-def _quad(f, a: float, b: float, pts: np.ndarray) -> float:
+def _quad(f: Callable[[float], float], a: float, b: float, pts: np.ndarray) -> float:
     inner = pts[(pts > a) & (pts < b)]
     edges = np.concatenate([[a], inner, [b]])
     total = 0.0
@@ -49,7 +51,8 @@ def _check(policy: str, lam: float, dist: SizeDistribution) -> str:
     return p
 
 
-def classical_given_size(policy: str, lam: float, dist: SizeDistribution, x) -> np.ndarray:
+def classical_given_size(policy: str, lam: float, dist: SizeDistribution,
+                         x: ArrayLike) -> np.ndarray:
     """Per-size mean response time ``E[T(x)]`` of a classical policy.
 
     Examples
@@ -81,11 +84,13 @@ def classical_given_size(policy: str, lam: float, dist: SizeDistribution, x) -> 
     return out
 
 
-def _expect(dist: SizeDistribution, f) -> float:
+def _expect(dist: SizeDistribution, f: Callable[[float], float]) -> float:
     total = 0.0
     pts = dist.panel_points
     if pts is not None:
-        total += _quad(lambda t: f(t) * float(dist.pdf(t)), pts[0], pts[-1], pts)
+        # pdf is vectorized; a scalar works too (kept scalar: same floating-point path)
+        total += _quad(lambda t: f(t) * float(dist.pdf(t)),  # type: ignore[arg-type]
+                       pts[0], pts[-1], pts)
     av, ap = dist.atoms
     for v, p in zip(av, ap, strict=True):
         total += p * f(v)
@@ -106,7 +111,7 @@ def classical_mean(policy: str, lam: float, dist: SizeDistribution) -> float:
     if p == "fcfs":
         return dist.mean + lam * es2 / (2 * (1 - lam * dist.mean))
 
-    def den(x):
+    def den(x: float) -> float:
         le = lam * float(dist.partial_moment(1, x))
         lt = lam * float(dist.partial_moment(1, x, inclusive=False))
         return 2 * (1 - le) * (1 - lt)
@@ -117,7 +122,7 @@ def classical_mean(policy: str, lam: float, dist: SizeDistribution) -> float:
         return _expect(dist, lambda x: lam * float(dist.partial_moment(2, x)) / den(x)
                        + x / (1 - lam * float(dist.partial_moment(1, x, False))))
     # SRPT: E[W(X)] + int_0^inf P(S > t) / (1 - rho_lt(t)) dt  (Fubini on the residence)
-    def w(x):
+    def w(x: float) -> float:
         tail = 1 - float(dist.partial_moment(0, x))
         return lam * (float(dist.partial_moment(2, x)) + x * x * tail) / den(x)
 

@@ -27,23 +27,23 @@ __all__ = [
 x, r, t, lam, C = sp.symbols("x r t lam C", positive=True)
 
 
-def pk_mean(lam_, es, es2):
+def pk_mean(lam_: sp.Expr | float, es: sp.Expr | float, es2: sp.Expr | float) -> sp.Expr:
     """Pollaczek-Khinchine mean response time ``E[S] + lam E[S^2] / (2 (1 - lam E[S]))``."""
     return es + lam_ * es2 / (2 * (1 - lam_ * es))
 
 
-def srpt_exp_rho():
+def srpt_exp_rho() -> sp.Expr:
     """``rho(x) = lam int_0^x t e^-t dt`` for Exp(1) sizes (derived by SymPy)."""
     return sp.simplify(lam * sp.integrate(t * sp.exp(-t), (t, 0, x)))
 
 
-def srpt_exp_waiting():
+def srpt_exp_waiting() -> sp.Expr:
     """SRPT waiting term ``lam (m2(x) + x^2 e^-x) / (2 (1 - rho(x))^2)`` for Exp(1) sizes."""
     m2 = sp.integrate(t**2 * sp.exp(-t), (t, 0, x))
     return lam * (m2 + x**2 * sp.exp(-x)) / (2 * (1 - srpt_exp_rho()) ** 2)
 
 
-def trail_perfect_exp_waiting(c):
+def trail_perfect_exp_waiting(c: sp.Expr | float) -> sp.Expr:
     """Corrected TRAIL waiting term, perfect predictions, Exp(1) sizes, ``0 < c < 1``.
 
     The old job with size (= prediction) ``t > x`` is recycled at age ``min(t - x, c t)``
@@ -57,16 +57,16 @@ def trail_perfect_exp_waiting(c):
     return lam * (m2 + rec) / (2 * (1 - srpt_exp_rho()) ** 2)
 
 
-def exp_pred_rho():
+def exp_pred_rho() -> sp.Expr:
     """``rho'_r = lam (1 - 2 r K_2(2 sqrt r))`` for Exp(1) sizes and exponential predictions."""
     return lam * (1 - 2 * r * sp.besselk(2, 2 * sp.sqrt(r)))
 
 
-def exp_pred_m2():
+def exp_pred_m2() -> sp.Expr:
     """``E[X^2; Y <= r] = 2 - 2 r^(3/2) K_3(2 sqrt r)`` (exp sizes, exp predictions)."""
     return 2 - 2 * r ** sp.Rational(3, 2) * sp.besselk(3, 2 * sp.sqrt(r))
 
 
-def exp_pred_marginal():
+def exp_pred_marginal() -> sp.Expr:
     """Density of the prediction ``f_p(y) = 2 K_0(2 sqrt y)`` (exp sizes, exp predictions)."""
     return 2 * sp.besselk(0, 2 * sp.sqrt(r))

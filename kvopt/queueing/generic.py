@@ -57,7 +57,8 @@ RANKS: dict[str, Callable[..., RankFn]] = {
 """Rank functions of the built-in policies (``RANKS["trail"](0.8)`` etc.)."""
 
 
-def _population(sizes: SizeDistribution, preds: PredictionModel, n: int):
+def _population(sizes: SizeDistribution, preds: PredictionModel, n: int,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     xs, ws = [], []
     pts = sizes.panel_points
     if pts is not None:
@@ -81,7 +82,8 @@ def _population(sizes: SizeDistribution, preds: PredictionModel, n: int):
 class _Tables:
     """Per-threshold SOAP quantities over the job population."""
 
-    def __init__(self, x, y, w, rank: RankFn, n_age: int):
+    def __init__(self, x: np.ndarray, y: np.ndarray, w: np.ndarray, rank: RankFn,
+                 n_age: int) -> None:
         M = n_age
         frac = np.concatenate([[0.0], (np.arange(M) + 0.5) / M])
         ages = x[:, None] * frac[None, :]
@@ -113,7 +115,7 @@ class _Tables:
         return (float((w * new).sum()), float((w * x0).sum()), float((w * x0**2).sum()),
                 float((w * rec2).sum()))
 
-    def new_cdf(self):
+    def new_cdf(self) -> tuple[np.ndarray, np.ndarray]:
         """``q -> E[X^new[q]]`` as sorted break points and cumulative weights."""
         v = self.runmax.ravel()
         wt = (self.L * self.w[:, None]).ravel()
@@ -164,7 +166,7 @@ def soap_mean_response(rank: RankFn | str, lam: float, sizes: SizeDistribution,
     # policy's ranks are not constant; count them at half weight (midpoint rule)
     half = sizes.atoms[0].size == 0 and np.unique(vals[np.isfinite(vals)]).size > 1
 
-    def e_new(q):
+    def e_new(q: np.ndarray) -> np.ndarray:
         v = c0[np.searchsorted(vals, q, side="left")]
         if half:
             v = 0.5 * (v + c0[np.searchsorted(vals, q, side="right")])
@@ -178,7 +180,7 @@ def soap_mean_response(rank: RankFn | str, lam: float, sizes: SizeDistribution,
     table = {v: tab.at(v) for v in special}
     rows = np.array([tab.at(v) for v in grid]) if grid.size else np.zeros((0, 4))
 
-    def old_terms(q):
+    def old_terms(q: np.ndarray) -> np.ndarray:
         out = np.empty((q.size, 4))
         for v in special:
             out[q == v] = table[v]

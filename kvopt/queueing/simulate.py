@@ -101,7 +101,7 @@ def batch_means(values: np.ndarray, n_batches: int = 20) -> tuple[float, float]:
     return float(v.mean()), float(b.std(ddof=1) / math.sqrt(n_batches))
 
 
-def _fcfs(arr: np.ndarray, x: np.ndarray):
+def _fcfs(arr: np.ndarray, x: np.ndarray) -> np.ndarray:
     s_cum = np.cumsum(x)
     prev = np.concatenate([[0.0], s_cum[:-1]])
     dep = s_cum + np.maximum.accumulate(arr - prev)
@@ -109,7 +109,8 @@ def _fcfs(arr: np.ndarray, x: np.ndarray):
 
 
 def simulate_jobs(policy: str, arrivals: np.ndarray, sizes: np.ndarray, preds: np.ndarray,
-                  C: float | None = None, t_window: tuple[float, float] | None = None):
+                  C: float | None = None, t_window: tuple[float, float] | None = None,
+                  ) -> tuple[np.ndarray, float, float]:
     """Simulate a given job sequence; return ``(responses, mean_memory, peak_memory)``.
 
     Parameters
