@@ -29,9 +29,11 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from kvopt.core.errors import UsageError
 from kvopt.queueing._quad import PiecewiseLegendre, panel_nodes
@@ -69,7 +71,7 @@ def check_policy(policy: str, C: float | None) -> tuple[str, float]:
     return p, 1.0
 
 
-def _pos(v):
+def _pos(v: np.ndarray) -> np.ndarray:
     return np.maximum(v, 0.0)
 
 
@@ -165,7 +167,8 @@ class SoapModel:
         return np.unique(u[u <= top])
 
     # ---------------------------------------------------------------- building blocks
-    def _moments(self, r, C: float, what: tuple[str, ...], form: str = "corrected"):
+    def _moments(self, r: ArrayLike, C: float, what: tuple[str, ...],
+                 form: str = "corrected") -> dict[str, np.ndarray]:
         """One quadrature pass over ``X`` for several functions of the threshold ``r``.
 
         ``what`` items: ``"le"`` (``lam E[X; Y<=r]``), ``"lt"`` (``Y<r``), ``"m2"``
@@ -173,14 +176,14 @@ class SoapModel:
         ``"nu1"`` (density of ``E[X; Y in dr]``) and ``"pi"`` (``P(Y - d <= r <= Y)`` with ``d``
         the preemptible service, the weight of ``phi(r)`` in the mean residence).
         """
-        r = np.atleast_1d(np.asarray(r, dtype=float))
-        R = r[:, None]
+        rv = np.atleast_1d(np.asarray(r, dtype=float))
+        R = rv[:, None]
         zp = self.predictions
-        rows = r.size
+        rows = rv.size
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         pts = self.sizes.panel_points
         if pts is not None:
-            x, w = panel_nodes(pts, self._xkinks(r, C), self.n)
+            x, w = panel_nodes(pts, self._xkinks(rv, C), self.n)
             parts.append((x, w * self.sizes.pdf(x)))
         av, ap = self.sizes.atoms
         if av.size:
@@ -211,7 +214,8 @@ class SoapModel:
         lam = self.lam
         return {k: (lam * v if k in ("le", "lt", "m2", "rec") else v) for k, v in out.items()}
 
-    def _pi_integrand(self, xs, R, C, form):
+    def _pi_integrand(self, xs: np.ndarray, R: np.ndarray, C: float, form: str,
+                      ) -> np.ndarray:
         """``P(u <= Y, Y - d(X, Y) <= u | X = x)`` with ``d`` the preemptible part of service."""
         lo = R / xs
         if form == "printed":
@@ -225,10 +229,12 @@ class SoapModel:
             return ((lo <= 1.0) & (hi >= 1.0)).astype(float)
         return zp.cdf(hi) - zp.cdf(lo)
 
-    def _rec_integrand(self, x, xs, R, C, form):
+    def _rec_integrand(self, x: np.ndarray, xs: np.ndarray, R: np.ndarray, C: float,
+                       form: str) -> np.ndarray:
         P = self.predictions.partials
 
-        def poly(c, lo, hi, scale):
+        def poly(c: np.ndarray | float, lo: np.ndarray, hi: np.ndarray, scale: np.ndarray,
+                 ) -> np.ndarray:
             # E[(scale (c - Z))^2 ; lo < Z <= hi]
             m0, m1, m2 = P(lo, hi)
             return scale * scale * (c * c * m0 - 2 * c * m1 + m2)
@@ -243,16 +249,16 @@ class SoapModel:
         out = poly(c1, lo, np.minimum(b1, c1), x)
         return out + poly(1.0 / C, np.maximum(lo, b1), np.full_like(lo, 1 / C), C * x)
 
-    def rho_r(self, r, inclusive: bool = True) -> np.ndarray:
+    def rho_r(self, r: ArrayLike, inclusive: bool = True) -> np.ndarray:
         """``lam E[X; Y <= r]`` (``Y < r`` if not ``inclusive``), vectorized over ``r``."""
         k = "le" if inclusive else "lt"
         return self._moments(r, 1.0, (k,))[k]
 
-    def m2_r(self, r) -> np.ndarray:
+    def m2_r(self, r: ArrayLike) -> np.ndarray:
         """``lam E[X^2; Y <= r]`` vectorized over ``r``."""
         return self._moments(r, 1.0, ("m2",))["m2"]
 
-    def recycled(self, r, C: float, form: str = "corrected") -> np.ndarray:
+    def recycled(self, r: ArrayLike, C: float, form: str = "corrected") -> np.ndarray:
         """``lam E[(X_1^old[r])^2]``: the recycled-work second moment.
 
         ``form="corrected"``: recycle age ``min(Y - r, C Y)`` (old job's own threshold);
@@ -262,7 +268,8 @@ class SoapModel:
         return self._moments(r, C, ("rec",), form)["rec"]
 
     # ---------------------------------------------------------------- waiting / residence
-    def waiting(self, r, policy: str = "trail", C: float | None = None) -> np.ndarray:
+    def waiting(self, r: ArrayLike, policy: str = "trail", C: float | None = None,
+                ) -> np.ndarray:
         """Waiting term ``W(r)`` (mean time before first service) of a job predicted ``r``.
 
         Examples
@@ -294,7 +301,7 @@ class SoapModel:
             return mo["m2"] / den
         return (mo["m2"] + mo["rec"]) / den
 
-    def _phi_direct(self, lo, hi) -> np.ndarray:
+    def _phi_direct(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """``int_lo^hi ds / (1 - rho_lt(s))`` for ``0 <= lo <= hi`` (direct quadrature)."""
         lo, hi = np.atleast_1d(lo).astype(float), np.atleast_1d(hi).astype(float)
         pts = self._ukinks(1.0)
@@ -307,7 +314,9 @@ class SoapModel:
             out[i] = (w[0] / (1 - self.rho_r(s[0], inclusive=False))).sum()
         return out
 
-    def _residence(self, x, r, p: str, C: float, phi, rho_lt) -> np.ndarray:
+    def _residence(self, x: np.ndarray, r: np.ndarray, p: str, C: float,
+                   phi: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                   rho_lt: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """Residence given ``phi(hi, lo) = int_lo^hi ds / (1 - rho_lt(s))`` and ``rho_lt``."""
         x, r = np.broadcast_arrays(np.asarray(x, float), np.asarray(r, float))
         if p in ("fcfs", "spjf"):
@@ -323,7 +332,8 @@ class SoapModel:
         a0 = C * r
         return phi(r, _pos(r - a0)) + _pos(a0 - r) + (x - a0)
 
-    def residence(self, x, r, policy: str = "trail", C: float | None = None) -> np.ndarray:
+    def residence(self, x: ArrayLike, r: ArrayLike, policy: str = "trail",
+                  C: float | None = None) -> np.ndarray:
         """Residence term (first service to completion) of a job of size ``x``, prediction ``r``.
 
         For TRAIL (corrected):
@@ -332,15 +342,16 @@ class SoapModel:
         p, C = check_policy(policy, C)
         x, r = np.broadcast_arrays(np.atleast_1d(np.asarray(x, float)),
                                    np.atleast_1d(np.asarray(r, float)))
-        def phi(hi, lo):
+        def phi(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
             return self._phi_direct(np.ravel(lo), np.ravel(hi)).reshape(np.shape(hi))
 
-        def rho_lt(s):
+        def rho_lt(s: np.ndarray) -> np.ndarray:
             return self.rho_r(np.ravel(s), inclusive=False).reshape(np.shape(s))
 
         return self._residence(x, r, p, C, phi, rho_lt)
 
-    def response_given(self, x, r, policy: str = "trail", C: float | None = None) -> np.ndarray:
+    def response_given(self, x: ArrayLike, r: ArrayLike, policy: str = "trail",
+                       C: float | None = None) -> np.ndarray:
         """Mean response time ``E[T(x, r)]`` (direct quadrature, no interpolation).
 
         Examples
@@ -368,7 +379,7 @@ class SoapModel:
             self._cache[key] = W
         return self._cache["phi"], self._cache[key]
 
-    def _T_tab(self, x, r, p: str, C: float) -> np.ndarray:
+    def _T_tab(self, x: np.ndarray, r: np.ndarray, p: str, C: float) -> np.ndarray:
         (lt, g), W = self._tables(p, C)
         x, r = np.broadcast_arrays(np.asarray(x, float), np.asarray(r, float))
         av = self.sizes.atoms[0]
@@ -380,7 +391,7 @@ class SoapModel:
             wr[at] = self.waiting(ua, p, C)[inv]
             lt_at = dict(zip(ua.tolist(), self.rho_r(ua, inclusive=False).tolist(), strict=True))
 
-            def lt_fn(s):
+            def lt_fn(s: np.ndarray) -> np.ndarray:
                 s = np.asarray(s, float)
                 out = lt(s)
                 m = np.isin(s, ua)
@@ -389,7 +400,7 @@ class SoapModel:
         else:
             lt_fn = lt
 
-        def phi(hi, lo):
+        def phi(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
             return g.integral(hi) - g.integral(lo)
 
         return wr + self._residence(x, r, p, C, phi, lt_fn)
@@ -408,7 +419,8 @@ class SoapModel:
         z, w = panel_nodes(zp.panel_points, extra, self.n)
         return z, w * zp.pdf(z)
 
-    def response_given_size(self, x, policy: str = "trail", C: float | None = None) -> np.ndarray:
+    def response_given_size(self, x: ArrayLike, policy: str = "trail",
+                            C: float | None = None) -> np.ndarray:
         """Per-size mean ``E[T(x)] = E[T(x, x Z)]`` (averaging over the prediction noise).
 
         Examples
