@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from kvopt.report.writers import fmt, table
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -150,11 +152,7 @@ def frontier(records: list[dict[str, Any]], combos: list[str], ns: list[int],
 
 
 def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
+    return fmt(v, 3, sci_from=None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,22 +214,17 @@ def main(argv: list[str] | None = None) -> int:
         doc["frontier"] = fr
         print(f"optimality frontier (>= {args.share:.0%} of {args.K} proven in "
               f"{args.time_limit:g} s; M ~ U{{n..n+10}}):")
-        print("| combo | frontier n | " + " | ".join(f"n={n} proven" for n in ns) + " |")
-        print("|---|---|" + "---|" * len(ns))
-        for combo, v in fr.items():
-            cells = " | ".join(f"{v['share_by_n'][n]:.0%} ({v['median_time_by_n'][n]:.1f}s)"
-                               for n in ns)
-            print(f"| {combo} | {_fmt(v['frontier_n'])} | {cells} |")
+        print(table(["combo", "frontier n", *(f"n={n} proven" for n in ns)],
+                    [[combo, _fmt(v["frontier_n"]),
+                      *(f"{v['share_by_n'][n]:.0%} ({v['median_time_by_n'][n]:.1f}s)"
+                        for n in ns)] for combo, v in fr.items()]), end="")
     else:
         rows = summarise(records, combos, kinds)
         doc["summary"] = rows
         cols = ["kind", "combo", "instances", "proven", "share_proven", "median_time_s",
                 "mcsf_over_opt_mean", "mcsf_over_opt_max", "mcsf_over_best_mean",
                 "mcsf_over_best_max", "mcsf_optimal", "mean_gap_unproven", "all_valid"]
-        print("| " + " | ".join(cols) + " |")
-        print("|" + "---|" * len(cols))
-        for r in rows:
-            print("| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |")
+        print(table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows]), end="")
     print(f"wall time {wall:.0f} s on {args.workers} dask workers")
     out = Path(args.out) if args.out else ROOT / "reports" / "mip" / (
         "frontier.json" if args.frontier else "synthetic.json")

@@ -25,12 +25,6 @@ Examples
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-import json
-import math
-import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +33,15 @@ from typing import Any
 import numpy as np
 
 from kvopt.core.instance import Instance
-from kvopt.core.io import atomic_write_bytes, atomic_write_text
+from kvopt.report.writers import (
+    figure_png,
+    fmt,
+    manifest,
+    table,
+    versions,
+    write_files,
+    write_manifest,
+)
 from kvopt.theory import adversarial as adv
 from kvopt.theory import ratios as rt
 from kvopt.theory.rayleigh import PAPER_FIT, fit_log_curve, harmonic, lambda_max, paper_fit
@@ -316,20 +318,12 @@ def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
 def adversarial_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """Markdown table of :func:`adversarial_rows`."""
     keys = ["construction", "policy", "n", "M", "theory", "theory_is", "vs_hsf", "vs_opt"]
-    lines = ["| " + " | ".join(keys) + " |", "|" + "|".join("---" for _ in keys) + "|"]
-    lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
+    return table(keys, [[_fmt(r[k]) for k in keys] for r in rows])
 
 
 # ------------------------------------------------------------------------------ writers
 def _fmt(v: Any, digits: int = 4) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, float) and math.isfinite(v):
-        return f"{v:.{digits}f}" if abs(v) < 1e5 else f"{v:.4g}"
-    return str(v)
+    return fmt(v, digits)
 
 
 def _alpha_label(a: float) -> str:
@@ -337,53 +331,42 @@ def _alpha_label(a: float) -> str:
     return "1" if a == 1.0 else (f"1/{round(inv)}" if abs(inv - round(inv)) < 1e-9 else f"{a:g}")
 
 
+def _table_cells(rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
+    """Rows of the main table: alpha as a label, missing values as ``None``."""
+    return [[_alpha_label(r["alpha"]) if k == "alpha" else
+             None if r[k] is None else _fmt(r[k]) for k, _, _ in COLUMNS] for r in rows]
+
+
 def table_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """The table as GitHub markdown (alpha printed as 1/k where exact)."""
-    head = "| " + " | ".join(h for _, h, _ in COLUMNS) + " |"
-    sep = "|" + "|".join("---" for _ in COLUMNS) + "|"
-    lines = [head, sep]
-    for r in rows:
-        cells = [_alpha_label(r["alpha"]) if k == "alpha" else _fmt(r[k]) for k, _, _ in COLUMNS]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return table([h for _, h, _ in COLUMNS], _table_cells(rows))
 
 
 def table_csv(rows: Sequence[dict[str, Any]]) -> str:
     """The table as CSV (full precision, empty cells for missing values)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([k for k, _, _ in COLUMNS])
-    for r in rows:
-        w.writerow(["" if r[k] is None else repr(float(r[k])) if isinstance(r[k], float)
-                    else r[k] for k, _, _ in COLUMNS])
-    return buf.getvalue()
+    return table([k for k, _, _ in COLUMNS], [[r[k] for k, _, _ in COLUMNS] for r in rows],
+                 "csv")
 
 
 def table_tex(rows: Sequence[dict[str, Any]]) -> str:
     """The table as a LaTeX ``tabular`` (booktabs)."""
-    cols = "r" * len(COLUMNS)
-    esc = [h.replace("_", r"\_").replace("%", r"\%") for _, h, _ in COLUMNS]
-    out = [r"\begin{tabular}{" + cols + "}", r"\toprule", " & ".join(esc) + r" \\", r"\midrule"]
-    for r in rows:
-        cells = [_alpha_label(r["alpha"]) if k == "alpha" else _fmt(r[k]).replace("-", "--")
-                 if r[k] is None else _fmt(r[k]) for k, _, _ in COLUMNS]
-        out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(out) + "\n"
+    return table([h for _, h, _ in COLUMNS], _table_cells(rows), "tex")
 
 
 def convergence_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """Markdown table of :func:`convergence_rows`."""
     keys = ["n", "M", "l", "u", "theory", "amin_hsf", "amin_redraw_hsf", "hsf_over_fluid"]
-    lines = ["| " + " | ".join(keys) + " |", "|" + "|".join("---" for _ in keys) + "|"]
-    lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
+    return table(keys, [[_fmt(r[k]) for k in keys] for r in rows])
+
+
+def _dicts_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """CSV of equal-keyed dicts (columns in the first row's key order)."""
+    keys = list(rows[0])
+    return table(keys, [[r[k] for k in keys] for r in rows], "csv")
 
 
 def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-    return buf.getvalue()
+    return figure_png(fig, dpi=110)
 
 
 def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
@@ -461,15 +444,7 @@ def _plots(rows: Sequence[dict[str, Any]], fit: Any) -> dict[str, bytes]:
 
 
 def _versions() -> dict[str, str]:
-    import matplotlib
-    import scipy
-    import sympy
-
-    import kvopt
-
-    return {"kvopt": kvopt.__version__, "python": platform.python_version(),
-            "numpy": np.__version__, "scipy": scipy.__version__, "sympy": sympy.__version__,
-            "matplotlib": matplotlib.__version__}
+    return versions("numpy", "scipy", "sympy", "matplotlib")
 
 
 def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHAS,
@@ -512,42 +487,33 @@ def write_report(out_dir: str | Path, *, alphas: Sequence[float] = DEFAULT_ALPHA
     }
     if conv:
         files["convergence.md"] = convergence_markdown(conv).encode()
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(conv[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(conv)
-        files["convergence.csv"] = buf.getvalue().encode()
+        files["convergence.csv"] = _dicts_csv(conv).encode()
     if advr:
         files["adversarial.md"] = adversarial_markdown(advr).encode()
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(advr[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(advr)
-        files["adversarial.csv"] = buf.getvalue().encode()
+        files["adversarial.csv"] = _dicts_csv(advr).encode()
     files.update(_plots(rows, fit))
-    for name, data in files.items():
-        atomic_write_bytes(out / name, data)
-    manifest: dict[str, Any] = {
-        "command": list(command) if command is not None else None,
-        "versions": _versions(),
-        "seeds": list(cfg.seeds),
-        "alphas": [float(a) for a in alphas],
-        "measured": measured,
-        "config": cfg.to_dict(),
-        "conventions": {
+    write_files(out, files)
+    doc: dict[str, Any] = manifest(
+        files,
+        command=list(command) if command is not None else None,
+        versions=_versions(),
+        seeds=list(cfg.seeds),
+        alphas=[float(a) for a in alphas],
+        measured=measured,
+        config=cfg.to_dict(),
+        conventions={
             "benchmark": "H-SF (kvopt.sim 'hsf'); OPT = kvopt.mip.solve, proven optimal only",
             "theory_l_u": "smallest integers with l/u = alpha, s = 0 (Corollary 1 if l = 1)",
             "measured_l_u": f"l = {cfg.l}, u = round(l/alpha), s = 0, M = max(10u, 100)",
             "amin_redraw": "experiment: simulator Amin with eviction ties redrawn per decision",
         },
-        "fit": {"paper_params": list(PAPER_FIT), "refit_params": list(fit.params),
-                "u_range": [int(fit.u.min()), int(fit.u.max())],
-                "paper_max_abs_residual": fit.paper_max_abs_residual,
-                "paper_rms_residual": fit.paper_rms_residual},
-        "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
-    }
-    atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1) + "\n")
-    manifest["rows"] = rows
-    manifest["convergence"] = conv
-    manifest["adversarial"] = advr
-    return manifest
+        fit={"paper_params": list(PAPER_FIT), "refit_params": list(fit.params),
+             "u_range": [int(fit.u.min()), int(fit.u.max())],
+             "paper_max_abs_residual": fit.paper_max_abs_residual,
+             "paper_rms_residual": fit.paper_rms_residual},
+    )
+    write_manifest(out / "manifest.json", doc)
+    doc["rows"] = rows
+    doc["convergence"] = conv
+    doc["adversarial"] = advr
+    return doc
