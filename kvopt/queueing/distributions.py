@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,8 @@ class SizeDistribution:
 
 
 def expect_size(
-    dist: SizeDistribution, h, kinks: np.ndarray | None = None, n: int = 16, m: int = 1
+    dist: SizeDistribution, h: Callable[[np.ndarray], np.ndarray],
+    kinks: np.ndarray | None = None, n: int = 16, m: int = 1,
 ) -> np.ndarray:
     """Vector of expectations ``E[h(X)]``, one per row.
 
@@ -162,19 +164,20 @@ class Exponential(SizeDistribution):
             raise UsageError("sizes", "the mean of exp must be positive and finite")
         object.__setattr__(self, "spec", f"exp:{self.mean_:g}")
 
-    def pdf(self, x):
+    def pdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         return np.where(x >= 0, np.exp(-x / self.mean_) / self.mean_, 0.0)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray | None:
         return _EXP_GRID * self.mean_
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         x = np.maximum(np.asarray(x, dtype=float), 0.0)
         return self.mean_**k * math.factorial(k) * special.gammainc(k + 1, x / self.mean_)
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.exponential(self.mean_, n)
 
 
@@ -196,15 +199,16 @@ class Deterministic(SizeDistribution):
         object.__setattr__(self, "spec", f"det:{self.value:g}")
 
     @property
-    def atoms(self):
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
         return np.array([self.value]), np.array([1.0])
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         hit = x >= self.value if inclusive else x > self.value
         return np.where(hit, self.value**k, 0.0)
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.full(n, self.value)
 
 
@@ -226,21 +230,22 @@ class Uniform(SizeDistribution):
             raise UsageError("sizes", "uniform needs 0 <= lo < hi < inf")
         object.__setattr__(self, "spec", f"uniform:{self.lo:g},{self.hi:g}")
 
-    def pdf(self, x):
+    def pdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         return np.where((x >= self.lo) & (x <= self.hi), 1.0 / (self.hi - self.lo), 0.0)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray | None:
         # graded towards the top, where 1 / (1 - rho(x)) is steepest at high load
         g = 1 - np.concatenate([[1.0, 0.75], 2.0 ** -np.arange(1, 11), [0.0]])
         return self.lo + (self.hi - self.lo) * g
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         u = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)
         return (u ** (k + 1) - self.lo ** (k + 1)) / ((k + 1) * (self.hi - self.lo))
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.uniform(self.lo, self.hi, n)
 
 
@@ -270,7 +275,7 @@ class HyperExponential(SizeDistribution):
         spec = ",".join(f"{a:g},{b:g}" for a, b in zip(p, mu, strict=True))
         object.__setattr__(self, "spec", f"hyperexp:{spec}")
 
-    def pdf(self, x):
+    def pdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         out = np.zeros_like(x)
         for p, m in zip(self.probs, self.means, strict=True):
@@ -278,17 +283,18 @@ class HyperExponential(SizeDistribution):
         return np.where(x >= 0, out, 0.0)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray | None:
         return np.unique(np.concatenate([_EXP_GRID * m for m in self.means]))
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         x = np.maximum(np.asarray(x, dtype=float), 0.0)
         out = 0.0
         for p, m in zip(self.probs, self.means, strict=True):
             out = out + p * m**k * math.factorial(k) * special.gammainc(k + 1, x / m)
         return np.asarray(out)
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         comp = rng.choice(len(self.probs), size=n, p=np.asarray(self.probs))
         return rng.exponential(1.0, n) * np.asarray(self.means)[comp]
 
@@ -316,18 +322,19 @@ class BoundedPareto(SizeDistribution):
     def _norm(self) -> float:
         return self.alpha * self.lo**self.alpha / (1 - (self.lo / self.hi) ** self.alpha)
 
-    def pdf(self, x):
+    def pdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         inside = (x >= self.lo) & (x <= self.hi)
         return np.where(inside, self._norm * np.where(inside, x, 1.0) ** (-self.alpha - 1), 0.0)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray | None:
         k = max(4, int(np.ceil(np.log2(self.hi / self.lo))))
         top = self.hi - (self.hi - self.hi / 2) * 2.0 ** -np.arange(1, 9)
         return np.unique(np.concatenate([np.geomspace(self.lo, self.hi, k + 1), top]))
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         u = np.clip(np.asarray(x, dtype=float), self.lo, self.hi)
         e = k - self.alpha
         if abs(e) < 1e-12:
@@ -336,7 +343,7 @@ class BoundedPareto(SizeDistribution):
             val = (u**e - self.lo**e) / e
         return self._norm * val
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         u = rng.uniform(size=n)
         a, lo, hi = self.alpha, self.lo, self.hi
         return lo * (1 - u * (1 - (lo / hi) ** a)) ** (-1 / a)
@@ -375,14 +382,14 @@ class LogT(SizeDistribution):
             raise ValueError("logt mode must be 'censor' or 'truncate'")
         d = PredLogT(self.mu, self.sigma, self.nu)
         object.__setattr__(self, "_d", d)
-        zmax = self._z(self.xmax)
+        zmax = float(self._z(self.xmax))
         zlo = min(max(float(d.std_ppf(1e-14)), -12 * math.log(10) / self.sigma), zmax - 1.0)
         object.__setattr__(self, "_lo", float(np.exp(self.mu + self.sigma * zlo)))
         tag = "logt" if self.mode == "censor" else "logtt"
         spec = f"{tag}:{self.mu:g},{self.sigma:g},{self.xmax:g},{self.nu:g}"
         object.__setattr__(self, "spec", spec)
 
-    def _z(self, x):
+    def _z(self, x: np.ndarray | float) -> np.ndarray:
         return (np.log(x) - self.mu) / self.sigma
 
     @property
@@ -393,14 +400,14 @@ class LogT(SizeDistribution):
     def _scale(self) -> float:
         return 1.0 if self.mode == "censor" else 1.0 / (1.0 - self._tail)
 
-    def pdf(self, x):
+    def pdf(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         ok = (x >= self._lo) & (x < self.xmax)
         xs = np.where(ok, x, 1.0)
         return np.where(ok, self._d.pdf(xs) * self._scale, 0.0)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray | None:
         q = np.concatenate([np.logspace(-14, -1, 14), np.linspace(0.2, 0.8, 4),
                             1 - np.logspace(-1, -14, 14)])
         z = np.clip(self._d.std_ppf(q), self._z(self._lo), self._z(self.xmax))
@@ -411,14 +418,15 @@ class LogT(SizeDistribution):
         return np.unique(np.concatenate([geo, x]))
 
     @property
-    def atoms(self):
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
         # the (tiny) mass below the lower cut-off is lumped at the cut-off
         below = float(self._d.std_cdf(self._z(self._lo))) * self._scale
         if self.mode == "censor":
             return np.array([self._lo, self.xmax]), np.array([below, self._tail])
         return np.array([self._lo]), np.array([below])
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         x = np.atleast_1d(np.asarray(x, dtype=float))
         out = np.empty_like(x)
         av, ap = self.atoms
@@ -433,7 +441,7 @@ class LogT(SizeDistribution):
             out[i] = acc + float((ap * av**k * hit).sum())
         return out if out.size > 1 else out.reshape(np.shape(xi) if x.size == 1 else x.shape)
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.mode == "censor":
             return self._d.sample_capped(n, rng, self.xmax, "censor")
         out = np.empty(0)
@@ -455,6 +463,8 @@ class Empirical(SizeDistribution):
 
     values: np.ndarray = field(default_factory=lambda: np.array([1.0]))
     label: str = "array"
+    _u: np.ndarray = field(default_factory=lambda: np.zeros(0), init=False)
+    _p: np.ndarray = field(default_factory=lambda: np.zeros(0), init=False)
 
     def __post_init__(self) -> None:
         v = np.asarray(self.values, dtype=float).ravel()
@@ -468,15 +478,16 @@ class Empirical(SizeDistribution):
         object.__setattr__(self, "spec", f"empirical:{self.label}")
 
     @property
-    def atoms(self):
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
         return self._u, self._p
 
-    def partial_moment(self, k, x, inclusive=True):
+    def partial_moment(self, k: int, x: np.ndarray | float, inclusive: bool = True,
+                       ) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         hit = self._u <= x[..., None] if inclusive else self._u < x[..., None]
         return (hit * self._p * self._u**k).sum(axis=-1)
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.choice(self.values, size=n, replace=True)
 
 

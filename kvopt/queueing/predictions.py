@@ -85,19 +85,19 @@ class Perfect(PredictionModel):
     spec: str = "perfect"
     is_atom: bool = True
 
-    def cdf(self, z, inclusive=True):
+    def cdf(self, z: np.ndarray, inclusive: bool = True) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         return (z >= 1.0 if inclusive else z > 1.0).astype(float)
 
-    def partial(self, k, lo, hi):
+    def partial(self, k: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lo, hi = np.asarray(lo, float), np.asarray(hi, float)
         return ((lo < 1.0) & (hi >= 1.0)).astype(float)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray:
         return np.array([1.0])
 
-    def sample_z(self, n, rng):
+    def sample_z(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.ones(n)
 
 
@@ -114,21 +114,21 @@ class ExpPredictions(PredictionModel):
 
     spec: str = "exp"
 
-    def pdf(self, z):
+    def pdf(self, z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         return np.where(z >= 0, np.exp(-np.maximum(z, 0.0)), 0.0)
 
-    def cdf(self, z, inclusive=True):
+    def cdf(self, z: np.ndarray, inclusive: bool = True) -> np.ndarray:
         z = np.maximum(np.asarray(z, dtype=float), 0.0)
         return -np.expm1(-z)
 
-    def partial(self, k, lo, hi):
+    def partial(self, k: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lo = np.maximum(np.asarray(lo, dtype=float), 0.0)
         hi = np.maximum(np.asarray(hi, dtype=float), lo)
         # upper incomplete gamma: Gamma(k+1, lo) - Gamma(k+1, hi), no cancellation in tails
         return math.factorial(k) * (special.gammaincc(k + 1, lo) - special.gammaincc(k + 1, hi))
 
-    def partials(self, lo, hi):
+    def partials(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
         lo = np.maximum(np.asarray(lo, dtype=float), 0.0)
         hi = np.maximum(np.asarray(hi, dtype=float), lo)
         ea, eb = np.exp(-lo), np.exp(-hi)
@@ -139,11 +139,11 @@ class ExpPredictions(PredictionModel):
         return m0, m1, m2
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray:
         return np.array([0.0, 1 / 64, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1, 2, 3, 4, 6, 8, 12, 16,
                          24, 32, 40, 48])
 
-    def sample_z(self, n, rng):
+    def sample_z(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.exponential(1.0, n)
 
 
@@ -170,7 +170,7 @@ class LogNormalNoise(PredictionModel):
     def _mu(self) -> float:
         return -0.5 * self.sigma**2
 
-    def pdf(self, z):
+    def pdf(self, z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         zs = np.where(z > 0, z, 1.0)
         d = np.exp(-((np.log(zs) - self._mu) ** 2) / (2 * self.sigma**2)) / (
@@ -178,10 +178,10 @@ class LogNormalNoise(PredictionModel):
         )
         return np.where(z > 0, d, 0.0)
 
-    def cdf(self, z, inclusive=True):
+    def cdf(self, z: np.ndarray, inclusive: bool = True) -> np.ndarray:
         return self.partial(0, np.zeros_like(np.asarray(z, float)), z)
 
-    def partial(self, k, lo, hi):
+    def partial(self, k: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lo = np.maximum(np.asarray(lo, dtype=float), 0.0)
         hi = np.maximum(np.asarray(hi, dtype=float), lo)
         s, mu = self.sigma, self._mu
@@ -193,11 +193,11 @@ class LogNormalNoise(PredictionModel):
         return math.exp(k * mu + 0.5 * k * k * s * s) * pr
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray:
         z = np.linspace(-9, 9, 19)
         return np.concatenate([[0.0], np.exp(self._mu + self.sigma * z)])
 
-    def sample_z(self, n, rng):
+    def sample_z(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.exp(self._mu + self.sigma * rng.standard_normal(n))
 
 
@@ -219,25 +219,25 @@ class UniformNoise(PredictionModel):
             raise UsageError("predictions", "unifnoise eps must be in (0, 1)")
         object.__setattr__(self, "spec", f"unifnoise:{self.eps:g}")
 
-    def pdf(self, z):
+    def pdf(self, z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         return np.where(np.abs(z - 1) <= self.eps, 0.5 / self.eps, 0.0)
 
-    def cdf(self, z, inclusive=True):
+    def cdf(self, z: np.ndarray, inclusive: bool = True) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         return np.clip((z - 1 + self.eps) / (2 * self.eps), 0.0, 1.0)
 
-    def partial(self, k, lo, hi):
+    def partial(self, k: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         a, b = 1 - self.eps, 1 + self.eps
         lo = np.clip(np.asarray(lo, dtype=float), a, b)
         hi = np.clip(np.asarray(hi, dtype=float), lo, b)
         return (hi ** (k + 1) - lo ** (k + 1)) / ((k + 1) * 2 * self.eps)
 
     @property
-    def panel_points(self):
+    def panel_points(self) -> np.ndarray:
         return np.linspace(1 - self.eps, 1 + self.eps, 5)
 
-    def sample_z(self, n, rng):
+    def sample_z(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.uniform(1 - self.eps, 1 + self.eps, n)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -103,7 +104,7 @@ class SoapModel:
     predictions: PredictionModel
     lam: float
     n: int = 8
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.lam) and self.lam > 0):
@@ -367,7 +368,8 @@ class SoapModel:
             x, r, policy, C)
 
     # ---------------------------------------------------------------- tabulated versions
-    def _tables(self, p: str, C: float):
+    def _tables(self, p: str, C: float,
+                ) -> tuple[tuple[PiecewiseLegendre, PiecewiseLegendre], PiecewiseLegendre]:
         key = (p, C)
         if key not in self._cache:
             u = self._upanels(C)
@@ -405,7 +407,8 @@ class SoapModel:
 
         return wr + self._residence(x, r, p, C, phi, lt_fn)
 
-    def _z_nodes(self, x: np.ndarray, C: float, kinks: bool = True):
+    def _z_nodes(self, x: np.ndarray, C: float, kinks: bool = True,
+                 ) -> tuple[np.ndarray, np.ndarray]:
         zp = self.predictions
         if zp.is_atom:
             return np.ones((x.size, 1)), np.ones((x.size, 1))
