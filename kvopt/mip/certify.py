@@ -84,9 +84,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
     mode = lp
     if lp in ("auto", "exact"):
-        ub = best["objective"]
-        est = estimate(inst, "tight+cores", "lp",
-                       upper=float(ub) if isinstance(ub, (int, float)) else None)
+        est = estimate(inst, "tight+cores", "lp")  # as lp_bound builds it (no incumbent)
         if est.bytes > budget:
             reason = (f"the exact LP ({est.describe()}) exceeds the memory budget of "
                       f"{format_bytes(budget)} (memory_budget / --memory-budget / "
@@ -117,7 +115,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         if mode == "exact":
             from kvopt.mip.relaxations import lp_bound
 
-            bounds["lp"] = lp_bound(inst, "tight+cores")
+            bounds["lp"] = lp_bound(inst, "tight+cores", memory_budget=budget)
         elif mode == "lagrangian":
             ub = best["objective"]
             bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]

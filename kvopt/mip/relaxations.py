@@ -20,8 +20,13 @@ from kvopt.mip.builder import build_milp, group_requests, start_windows
 
 
 def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",
-             time_limit: float | None = 120.0) -> float:
+             time_limit: float | None = 120.0,
+             memory_budget: str | int | float | None = None) -> float:
     """LP-relaxation bound of a time-indexed formulation (HiGHS or scipy).
+
+    The model's size is estimated before it is built (:func:`kvopt.mip.sizing.estimate`);
+    above ``memory_budget`` (default :func:`kvopt.core.limits.memory_budget`) a
+    :class:`~kvopt.core.errors.MemoryBudgetError` suggests :func:`lagrangian_bound`.
 
     Examples
     --------
@@ -29,6 +34,19 @@ def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "h
     >>> 3.0 <= lp_bound(inst) <= 4.0
     True
     """
+    from kvopt.core.errors import MemoryBudgetError
+    from kvopt.core.limits import format_bytes
+    from kvopt.core.limits import memory_budget as resolve_budget
+    from kvopt.mip.sizing import estimate
+
+    budget = resolve_budget(memory_budget, "memory_budget")
+    est = estimate(instance, formulation, "lp")
+    if est.bytes > budget:
+        raise MemoryBudgetError(
+            "formulation", f"the LP relaxation ({est.describe()}) exceeds the memory budget "
+            f"of {format_bytes(budget)} (memory_budget / --memory-budget / "
+            "KVOPT_MEMORY_BUDGET); lagrangian_bound (kvopt bound --lp lagrangian) needs "
+            "O(n T) memory", estimate=est, budget=budget)
     data = build_milp(instance, formulation)
     res = get_backend(solver).solve(data, time_limit=time_limit, threads=1, relax=True)
     if res.status != "optimal" or res.objective is None:

@@ -385,7 +385,7 @@ def _cp_lp_prebound(instance: Instance, lp_form: str, wanted: bool, dl: Deadline
     if not wanted:
         skip("cp_lp_bound=False")
         return None
-    est = estimate(instance, lp_form, "lp", upper=upper)
+    est = estimate(instance, lp_form, "lp")  # as lp_bound builds it (no incumbent)
     if est.bytes > budget:
         skip(f"the LP of {lp_form} ({est.describe()}) exceeds the memory budget of "
              f"{format_bytes(budget)}")
@@ -400,7 +400,7 @@ def _cp_lp_prebound(instance: Instance, lp_form: str, wanted: bool, dl: Deadline
 
     def job() -> float:
         return lp_bound(instance, lp_form, time_limit=None if share is None
-                        else max(share, 0.05))
+                        else max(share, 0.05), memory_budget=budget)
 
     t = time.monotonic()
     if isolate:

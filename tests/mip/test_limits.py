@@ -243,6 +243,14 @@ def test_bound_exact_lp_refused_not_memory_error(large, capsys):
         bound_report(large, lp="exact", memory_budget="8G")
 
 
+def test_lp_bound_api_refuses_above_budget(large):
+    from kvopt.mip.relaxations import lp_bound
+
+    with pytest.raises(MemoryBudgetError) as exc:
+        lp_bound(large, "tight", memory_budget="8G")
+    assert "lagrangian_bound" in str(exc.value)
+
+
 def test_bound_report_says_what_it_skipped():
     inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     doc = bound_report(inst, lp="none")
