@@ -113,10 +113,14 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
              f"bound, n*T = {size}", enabled=progress)
     with Heartbeat(f"bound: {mode}", enabled=progress and mode != "none"):
         if mode == "exact":
-            from kvopt.mip.relaxations import lp_bound
+            from kvopt.mip.relaxations import LPNotSolvedError, lp_bound
 
-            bounds["lp"] = lp_bound(inst, "tight+cores", memory_budget=budget)
-        elif mode == "lagrangian":
+            try:
+                bounds["lp"] = lp_bound(inst, "tight+cores", memory_budget=budget)
+            except LPNotSolvedError as exc:  # no bound, said so; the Lagrangian one instead
+                skipped["lp"] = str(exc)
+                mode = "lagrangian"
+        if mode == "lagrangian":
             ub = best["objective"]
             bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
     timing["lp"] = time.perf_counter() - t1

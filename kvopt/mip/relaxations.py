@@ -19,6 +19,10 @@ from kvopt.mip.bounds import _require_slotted
 from kvopt.mip.builder import build_milp, group_requests, start_windows
 
 
+class LPNotSolvedError(RuntimeError):
+    """The LP relaxation was not solved (time limit or solver failure): no bound."""
+
+
 def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",
              time_limit: float | None = 120.0,
              memory_budget: str | int | float | None = None) -> float:
@@ -50,7 +54,7 @@ def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "h
     data = build_milp(instance, formulation)
     res = get_backend(solver).solve(data, time_limit=time_limit, threads=1, relax=True)
     if res.status != "optimal" or res.objective is None:
-        raise RuntimeError(f"LP relaxation not solved: {res.status} ({res.message})")
+        raise LPNotSolvedError(f"LP relaxation not solved: {res.status} ({res.message})")
     return float(res.objective)
 
 

@@ -251,6 +251,18 @@ def test_lp_bound_api_refuses_above_budget(large):
     assert "lagrangian_bound" in str(exc.value)
 
 
+def test_bound_report_lp_not_solved_is_reported_not_a_traceback(seed1, monkeypatch):
+    # `kvopt bound model1-seed1` ended in a RuntimeError traceback when the exact LP hit
+    # lp_bound's 120 s limit on a loaded machine; simulated here with a tiny limit
+    import kvopt.mip.relaxations as rel
+
+    orig = rel.lp_bound
+    monkeypatch.setattr(rel, "lp_bound", lambda *a, **k: orig(*a, **{**k, "time_limit": 0.01}))
+    doc = bound_report(seed1, lp="exact", iterations=5)
+    assert "not solved" in doc["skipped"]["lp"] and "lagrangian" in doc["bounds"]
+    assert doc["lp_mode"] == "lagrangian"
+
+
 def test_bound_report_says_what_it_skipped():
     inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     doc = bound_report(inst, lp="none")
