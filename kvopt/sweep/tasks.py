@@ -18,7 +18,7 @@ from typing import Any
 from kvopt.core.errors import KvoptError
 from kvopt.core.instance import Instance
 
-__all__ = ["failed_row", "run_task"]
+__all__ = ["failed_row", "run_task", "run_tasks"]
 
 #: Statuses of a task that ran to a result (not an internal error).
 RESULT_STATUSES = ("simulated", "optimal", "time_limit", "feasible", "infeasible", "livelock",
@@ -124,3 +124,8 @@ def _metrics(m: Any) -> dict[str, Any]:
         if isinstance(v, (int, float, str, bool)) or v is None:
             out[k] = v
     return out
+
+
+def run_tasks(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`run_task` on each payload (a batch travels as one Dask task)."""
+    return [run_task(p) for p in payloads]
