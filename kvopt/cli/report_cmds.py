@@ -132,7 +132,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     w.add_argument("--metric", default="total_latency",
                    help="metric averaged per evaluator (default total_latency; e.g. "
                    "mean_latency_s, p90_latency, evictions, runtime_s)")
-    w.add_argument("--format", choices=("md", "csv"), default="md", help="table format")
+    w.add_argument("--format", choices=("md", "csv", "tex"), default="md", help="table format")
     w.add_argument("--out", default=None, help="write the table to this file (default stdout)")
     add_json_argument(w)
     w.set_defaults(func=run_sweep_report)
@@ -247,14 +247,13 @@ def run_table1(args: argparse.Namespace) -> int:
 
 def run_sweep_report(args: argparse.Namespace) -> int:
     """Summarise a sweep database."""
-    import csv
-    import io
     from pathlib import Path
 
     from kvopt.core.io import atomic_write_text
     from kvopt.core.metrics import Metrics
+    from kvopt.report.writers import table
     from kvopt.sweep.store import COLUMNS, ResultStore
-    from kvopt.sweep.summary import summarize, summary_markdown, with_ratios
+    from kvopt.sweep.summary import summarize, summary_table, with_ratios
 
     if args.metric not in Metrics.__dataclass_fields__ and args.metric not in COLUMNS:
         raise UsageError("--metric", f"unknown metric {args.metric!r} (a kvopt Metrics field "
@@ -264,15 +263,7 @@ def run_sweep_report(args: argparse.Namespace) -> int:
     with ResultStore(args.db, readonly=True) as store:
         rows = store.rows()
     summary = summarize(with_ratios(rows), args.metric)
-    if args.format == "md":
-        text = summary_markdown(summary)
-    else:
-        buf = io.StringIO()
-        wr = csv.DictWriter(buf, fieldnames=list(summary[0]) if summary else ["entry"],
-                            lineterminator="\n")
-        wr.writeheader()
-        wr.writerows(summary)
-        text = buf.getvalue().rstrip("\n")
+    text = table(*summary_table(summary), args.format).rstrip("\n")
     if args.out is not None:
         atomic_write_text(Path(args.out), text + "\n")
     emit(args, {"db": args.db, "metric": args.metric, "tasks": len(rows), "summary": summary,

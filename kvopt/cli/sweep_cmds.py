@@ -169,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _finish(args: argparse.Namespace, *, spec_tasks: set[str], outcome: dict[str, Any],
             metric: str) -> int:
-    from kvopt.sweep.summary import summarize, summary_markdown, with_ratios
+    from kvopt.report.writers import table
+    from kvopt.sweep.summary import summarize, summary_table, with_ratios
 
     with ResultStore(args.db, readonly=True) as store:
         rows = [r for r in store.rows() if r["task"] in spec_tasks]
@@ -177,7 +178,7 @@ def _finish(args: argparse.Namespace, *, spec_tasks: set[str], outcome: dict[str
     text = (f"{outcome['ran']} tasks run, {outcome['skipped']} already recorded "
             f"({outcome['total']} in the spec) in {outcome['wall_s']:.1f} s; statuses this run: "
             + (", ".join(f"{k} {v}" for k, v in outcome["statuses"].items()) or "none") + "\n"
-            + summary_markdown(summary))
+            + table(*summary_table(summary)).rstrip("\n"))
     emit(args, {"outcome": outcome, "summary": summary, "db": args.db}, text)
     return _exit_code(rows)
 

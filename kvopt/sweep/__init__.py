@@ -16,8 +16,8 @@ The flag-style :class:`SweepSpec` (``kvopt sweep --generator ...``) maps onto a 
 from kvopt.sweep.run import GENERATORS, SweepOutcome, SweepSpec, run_spec, run_sweep
 from kvopt.sweep.spec import Spec, SpecError, check_spec, expand_tasks, load_spec, parse_spec
 from kvopt.sweep.store import ResultStore
-from kvopt.sweep.summary import export_csv, summarize, summary_markdown, with_ratios
+from kvopt.sweep.summary import export_csv, summarize, summary_table, with_ratios
 
 __all__ = ["GENERATORS", "ResultStore", "Spec", "SpecError", "SweepOutcome", "SweepSpec",
            "check_spec", "expand_tasks", "export_csv", "load_spec", "parse_spec", "run_spec",
-           "run_sweep", "summarize", "summary_markdown", "with_ratios"]
+           "run_sweep", "summarize", "summary_table", "with_ratios"]

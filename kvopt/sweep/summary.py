@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["export_csv", "metric_value", "summarize", "summary_markdown", "with_ratios"]
+__all__ = ["export_csv", "metric_value", "summarize", "summary_table", "with_ratios"]
 
 #: Statuses counted as a usable result (the others: livelock, failed, error).
 OK_STATUSES = ("simulated", "optimal", "time_limit", "feasible")
@@ -102,25 +102,25 @@ def summarize(rows: Sequence[dict[str, Any]], metric: str = "total_latency"
     return out
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return ""
-    if isinstance(x, float):
-        return f"{x:.4f}"
-    return str(x)
+#: Keys of a :func:`summarize` row shown by the summary tables, in order.
+SUMMARY_KEYS = ("entry", "evaluator", "instances", "results", "valid", "optimal", "livelock",
+                "failed", "error", "mean", "std", "ratio_mean", "ratio_max", "ratio_count")
 
 
-def summary_markdown(summary: Sequence[dict[str, Any]]) -> str:
-    """The summary as a markdown table."""
+def summary_table(summary: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """Header and cells of the summary (rendered by ``kvopt.report.writers.table`` in the
+    CLI: markdown, CSV or LaTeX).
+
+    Examples
+    --------
+    >>> head, cells = summary_table([])
+    >>> head[:3], cells
+    (['entry', 'evaluator', 'tasks'], [])
+    """
     metric = summary[0]["metric"] if summary else "total_latency"
-    lines = [f"| entry | evaluator | tasks | results | valid | optimal | livelock | failed | "
-             f"error | mean {metric} | std | ratio to OPT mean | max | n |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for s in summary:
-        lines.append("| " + " | ".join(_fmt(s[k]) for k in (
-            "entry", "evaluator", "instances", "results", "valid", "optimal", "livelock",
-            "failed", "error", "mean", "std", "ratio_mean", "ratio_max", "ratio_count")) + " |")
-    return "\n".join(lines)
+    header = ["entry", "evaluator", "tasks", "results", "valid", "optimal", "livelock",
+              "failed", "error", f"mean {metric}", "std", "ratio to OPT mean", "max", "n"]
+    return header, [[s[k] for k in SUMMARY_KEYS] for s in summary]
 
 
 #: Columns of :func:`export_csv` before the metrics.
