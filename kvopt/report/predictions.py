@@ -43,9 +43,10 @@ import numpy as np
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance, load_instance
-from kvopt.core.io import atomic_write_bytes, atomic_write_text, data_file
+from kvopt.core.io import atomic_write_text, data_file
 from kvopt.core.metrics import request_table
 from kvopt.predictions import LogTPredictor, heavy_tailed_workload
+from kvopt.report.writers import save_figure
 from kvopt.sim import simulate
 from kvopt.sim.predictions import Predictions
 
@@ -210,9 +211,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             ax.set_title(f"{w}: {title}", fontsize=10)
             ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    atomic_write_bytes(path, buf.getvalue())
+    save_figure(fig, path, dpi=100)
 
 
 def write_experiment(out: Path, rows: list[dict[str, Any]]) -> list[Path]:

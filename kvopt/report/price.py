@@ -43,9 +43,10 @@ import numpy as np
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
-from kvopt.core.io import atomic_write_bytes, atomic_write_text
+from kvopt.core.io import atomic_write_text
 from kvopt.mip import solve
 from kvopt.mip.bounds import combinatorial_bound
+from kvopt.report.writers import save_figure
 from kvopt.sim import simulate
 from kvopt.sim.engine import LivelockError
 
@@ -244,9 +245,7 @@ def price_plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-    atomic_write_bytes(path, buf.getvalue())
+    save_figure(fig, path, dpi=110)
 
 
 def write_price_report(out: Path, rows: list[dict[str, Any]], command: str) -> list[Path]:

@@ -18,7 +18,6 @@ Examples
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any
 
@@ -28,6 +27,7 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule, memory_profile
+from kvopt.report.writers import figure_png
 
 __all__ = ["plot_schedule", "save_schedule_plot"]
 
@@ -133,6 +133,5 @@ def save_schedule_plot(instance: Instance, schedule: Schedule, path: str | os.Pa
     from kvopt.core.io import atomic_write_bytes
 
     fig = plot_schedule(instance, schedule, **kwargs)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    atomic_write_bytes(path, buf.getvalue())
+    figure = figure_png(fig, dpi=dpi)
+    atomic_write_bytes(path, figure)

@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import copy
-import io
 import os
 from pathlib import Path
 from typing import Any
 
 from kvopt.core.io import atomic_write_bytes, atomic_write_text, write_json
+from kvopt.report.writers import figure_png
 
 
 def _pct(v: float | None) -> str:
@@ -128,10 +128,9 @@ def validation_plot(result: dict[str, Any]) -> bytes:
                                       label="fitted, held out"))
         axes[0][0].legend(handles=handles, fontsize=7, loc="upper left")
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+        data = figure_png(fig, dpi=110)
         plt.close(fig)
-    return buf.getvalue()
+    return data
 
 
 def write_validation_report(result: dict[str, Any], out: str | os.PathLike[str],
