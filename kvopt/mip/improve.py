@@ -195,9 +195,10 @@ def lns_step(
 
     The fixed requests enter as a fixed memory profile (one fixed rectangle per run of equal
     memory); each free request ``i`` has the staircase of :mod:`kvopt.mip.cpmodel` and a
-    start domain ``[a_i, max_{j in free} k_j + o_max]``. The incumbent is the hint and an
-    upper bound. Returns new starts (a copy) if CP-SAT found a strictly better assignment,
-    else ``None``. Deterministic for a given ``seed`` when the time limit is not reached
+    start domain ``[max(a_i, min_{j in free} k_j - o_max), max_{j in free} k_j + o_max]``
+    (a neighbourhood, not a relaxation). The incumbent is the hint and an upper bound.
+    Returns new starts (a copy) if CP-SAT found a strictly better assignment, else ``None``.
+    Deterministic for a given ``seed`` when the time limit is not reached
     (single worker).
 
     Examples
