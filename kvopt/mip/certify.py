@@ -54,7 +54,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
     sched = mcsf_schedule(inst)
     rep = check_schedule(inst, sched)
-    best = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
+    best: dict[str, Any] = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
     if solve_time is not None:
         from kvopt.mip.solving import solve
 

@@ -582,7 +582,7 @@ class FunctionPolicy(Policy):
 
     def __init__(self, func: Callable[[SimState], Any], name: str | None = None) -> None:
         self.func = func
-        self.name = name or getattr(func, "__name__", "function")
+        self.name: str = name or str(getattr(func, "__name__", "function"))
         self.options = {}
 
     def decide(self, st: SimState) -> Decision:

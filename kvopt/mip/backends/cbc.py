@@ -11,6 +11,7 @@ import re
 import tempfile
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -18,8 +19,8 @@ from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
 from kvopt.mip.data import MILPData
 
 
-def _parse_log(text: str) -> dict[str, object]:
-    out: dict[str, object] = {}
+def _parse_log(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     m = re.search(r"^Result - (.*)$", text, re.M)
     if m:
         out["result"] = m.group(1).strip()

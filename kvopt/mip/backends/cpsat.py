@@ -6,6 +6,7 @@ The dedicated CP model with cumulative staircases lives in :mod:`kvopt.mip.cpmod
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ def cpsat_status(solver: object, code: object) -> str:
 
 
 def run_cpsat(model: object, *, time_limit: float | None, threads: int,
-              verbose: bool) -> tuple[object, object, float, str]:
+              verbose: bool) -> tuple[Any, Any, float, str]:
     """Solve a CP-SAT ``model`` with kvopt's shared options.
 
     Returns
