@@ -36,9 +36,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, special, stats
+from scipy import integrate, special
 
 from kvopt.core.errors import UsageError
+
+
+def _stats() -> Any:
+    """``scipy.stats``, imported on first use (it costs ~0.7 s, paid only by fits and KS tests)."""
+    from scipy import stats
+
+    return stats
+
 
 __all__ = [
     "FAMILIES",
@@ -363,7 +371,7 @@ class LogT(LogLocationScale):
         return special.stdtr(self.nu, -np.asarray(z, dtype=np.float64))
 
     def std_ppf(self, u: ArrayLike) -> Float:
-        return stats.t.ppf(np.asarray(u, dtype=np.float64), self.nu)
+        return _stats().t.ppf(np.asarray(u, dtype=np.float64), self.nu)
 
     def std_sample(self, size: Any, rng: np.random.Generator) -> Float:
         return rng.standard_t(self.nu, size)
@@ -384,9 +392,9 @@ class LogT(LogLocationScale):
         """
         y = np.log(_positive(x))
         if nu is None:
-            df, loc, scale = stats.t.fit(y)
+            df, loc, scale = _stats().t.fit(y)
             return cls(float(loc), float(scale), float(df))
-        _, loc, scale = stats.t.fit(y, fix_df=float(nu))
+        _, loc, scale = _stats().t.fit(y, fix_df=float(nu))
         return cls(float(loc), float(scale), float(nu))
 
 
@@ -464,14 +472,14 @@ def fit_family(x: ArrayLike, family: str) -> tuple[dict[str, float], Any]:
         ln = LogNormal.fit(a)
         return {"mu": float(ln.mu), "sigma": float(ln.sigma)}, ln.cdf
     if family == "gamma":
-        k, _, scale = stats.gamma.fit(a, floc=0)
-        return {"shape": float(k), "scale": float(scale)}, stats.gamma(k, 0, scale).cdf
+        k, _, scale = _stats().gamma.fit(a, floc=0)
+        return {"shape": float(k), "scale": float(scale)}, _stats().gamma(k, 0, scale).cdf
     if family == "weibull":
-        c, _, scale = stats.weibull_min.fit(a, floc=0)
-        return {"shape": float(c), "scale": float(scale)}, stats.weibull_min(c, 0, scale).cdf
+        c, _, scale = _stats().weibull_min.fit(a, floc=0)
+        return {"shape": float(c), "scale": float(scale)}, _stats().weibull_min(c, 0, scale).cdf
     if family == "exponential":
         m = float(a.mean())
-        return {"mean": m}, stats.expon(0, m).cdf
+        return {"mean": m}, _stats().expon(0, m).cdf
     raise UsageError("family", f"must be one of {FAMILIES}, got {family!r}")
 
 
@@ -491,7 +499,7 @@ def compare_families(x: ArrayLike, families: tuple[str, ...] = FAMILIES) -> list
     rows: list[dict[str, Any]] = []
     for fam in families:
         params, cdf = fit_family(a, fam)
-        res = stats.kstest(a, cdf)
+        res = _stats().kstest(a, cdf)
         rows.append({"family": fam, "params": params, "ks": float(res.statistic),
                      "pvalue": float(res.pvalue)})
     rows.sort(key=lambda r: float(r["ks"]))
@@ -512,5 +520,5 @@ def ks_pass_rate(groups: list[ArrayLike], family: str, level: float = 0.05) -> f
     ok = 0
     for g in groups:
         _, cdf = fit_family(g, family)
-        ok += int(stats.kstest(_positive(g), cdf).pvalue >= level)
+        ok += int(_stats().kstest(_positive(g), cdf).pvalue >= level)
     return ok / max(len(groups), 1)
