@@ -30,6 +30,7 @@ from kvopt.core.instance import Instance
 from kvopt.core.io import atomic_write_text
 from kvopt.core.validate import check_schedule
 from kvopt.mip.goodput import solve_goodput
+from kvopt.report.writers import table
 from kvopt.sim import simulate
 from kvopt.theory.jitserve import (
     PRINTED_RATIO,
@@ -139,9 +140,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
             return f"{v:.4g}"
         return "-" if v is None else str(v)
 
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(fmt(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
+    return table(keys, [[fmt(r[k]) for k in keys] for r in rows])
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:

@@ -46,7 +46,7 @@ from kvopt.core.instance import Instance, load_instance
 from kvopt.core.io import atomic_write_text, data_file
 from kvopt.core.metrics import request_table
 from kvopt.predictions import LogTPredictor, heavy_tailed_workload
-from kvopt.report.writers import save_figure
+from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
 from kvopt.sim.predictions import Predictions
 
@@ -168,15 +168,14 @@ def table_md(rows: list[dict[str, Any]]) -> str:
         sub = [r for r in rows if r["workload"] == w]
         base = next(r for r in sub if r["policy"] == "FCFS")
         out.append(f"### {w} (n = {sub[0]['n']})\n")
-        out.append("| policy | mean latency s | FCFS / policy | P90 latency s | PTLA s/token | "
-                   "P90 PTLA | TTFT s | throughput tok/s | evictions |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
-        for r in sub:
-            out.append(f"| {r['policy']} | {r['mean_latency_s']:.1f} | "
-                       f"{base['mean_latency_s'] / r['mean_latency_s']:.2f}x | "
-                       f"{r['p90_latency_s']:.1f} | {r['ptla_s_per_token']:.3f} | "
-                       f"{r['p90_ptla']:.3f} | {r['ttft_mean_s']:.1f} | "
-                       f"{r['throughput_tok_s']:.0f} | {r['evictions']} |")
+        head = ["policy", "mean latency s", "FCFS / policy", "P90 latency s", "PTLA s/token",
+                "P90 PTLA", "TTFT s", "throughput tok/s", "evictions"]
+        cells = [[str(r["policy"]), f"{r['mean_latency_s']:.1f}",
+                  f"{base['mean_latency_s'] / r['mean_latency_s']:.2f}x",
+                  f"{r['p90_latency_s']:.1f}", f"{r['ptla_s_per_token']:.3f}",
+                  f"{r['p90_ptla']:.3f}", f"{r['ttft_mean_s']:.1f}",
+                  f"{r['throughput_tok_s']:.0f}", str(r["evictions"])] for r in sub]
+        out += table(head, cells).splitlines()
         out.append("")
     return "\n".join(out)
 

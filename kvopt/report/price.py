@@ -46,7 +46,7 @@ from kvopt.core.instance import Instance
 from kvopt.core.io import atomic_write_text
 from kvopt.mip import solve
 from kvopt.mip.bounds import combinatorial_bound
-from kvopt.report.writers import save_figure
+from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
 from kvopt.sim.engine import LivelockError
 
@@ -195,8 +195,7 @@ def price_table_md(rows: list[dict[str, Any]]) -> str:
         out.append(f"### {title} ({sub[0]['instances']} instances"
                    + (f", {sub[0]['dropped_unproven']} unproven dropped" if scale == "opt"
                       else "") + ")\n")
-        out.append("| policy | " + " | ".join(f"e={e:g}" for e in errs) + " |")
-        out.append("|---|" + "---|" * len(errs))
+        body: list[list[str]] = []
         for p in pols:
             cells = []
             for e in errs:
@@ -206,7 +205,8 @@ def price_table_md(rows: list[dict[str, Any]]) -> str:
                     continue
                 ll = f", {r['livelocks']} livelock" if r["livelocks"] else ""
                 cells.append(f"{r['ratio_mean']:.3f} (max {r['ratio_max']:.2f}{ll})")
-            out.append(f"| {p} | " + " | ".join(cells) + " |")
+            body.append([str(p), *cells])
+        out += table(["policy", *(f"e={e:g}" for e in errs)], body).splitlines()
         out.append("")
     return "\n".join(out)
 

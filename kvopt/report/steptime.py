@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kvopt.core.io import atomic_write_bytes, atomic_write_text, write_json
-from kvopt.report.writers import figure_png
+from kvopt.report.writers import figure_png, table
 
 
 def _pct(v: float | None) -> str:
@@ -49,9 +49,10 @@ def validation_markdown(result: dict[str, Any]) -> str:
     lines: list[str] = []
     for s in result["sets"]:
         lines += [f"### {s['set']} (`{s['source']}`)", ""]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        rows: list[list[str]] = []
 
-        def row(setup: str, model: str, doc: dict[str, Any], lines: list[str] = lines) -> None:
+        def row(setup: str, model: str, doc: dict[str, Any], rows: list[list[str]] = rows
+                ) -> None:
             for kind, e in doc["default"].items():
                 cells = [setup, model, kind, str(e["n"]), _abs_pct(e["median_abs"]),
                          _pct(e["worst"]), _pct(e["mean"])]
@@ -60,13 +61,14 @@ def validation_markdown(result: dict[str, Any]) -> str:
                     cells += [_abs_pct(f["median_abs"]), _pct(f["worst"])]
                 if kind == "all":
                     cells = [f"**{c}**" for c in cells]
-                lines.append("| " + " | ".join(cells) + " |")
+                rows.append(cells)
 
         for st in s["setups"]:
             for m in st["models"]:
                 row(st["setup"], m["model"], m)
         for family, doc in s["pooled"].items():
             row("all setups", family, doc)
+        lines += table(head, rows).splitlines()
         lines.append("")
         for e in s["excluded"]:
             lines.append(f"Excluded: {e['setup']} {e['kind']} {e['config']}: measured "
