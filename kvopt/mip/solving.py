@@ -107,11 +107,6 @@ class SolveResult:
                 "bounds": self.bounds, "memory": self.memory, "steps": self.steps}
 
 
-#: elapsed / limit on stderr while a solve runs (a rewritten line on a terminal, plain lines
-#: otherwise)
-_Heartbeat = Heartbeat
-
-
 def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
               meta: dict[str, Any]) -> tuple[Schedule, FeasibilityReport]:
     claimed = instance.tel_of_starts(starts)
@@ -429,7 +424,7 @@ def _run_job(job: Any, dl: Deadline, budget: int, isolate: bool, on_wait: Any, l
     """Run the build + solve ``job``, in a killable child process when ``isolate``."""
     if not isolate:
         if on_wait is not None:
-            with _Heartbeat(label, dl.limit):
+            with Heartbeat(label, dl.limit):  # elapsed / limit on stderr
                 return job()  # type: ignore[no-any-return]
         return job()  # type: ignore[no-any-return]
     out = run_isolated(job, deadline=dl, grace=KILL_GRACE_S, memory_cap=budget,

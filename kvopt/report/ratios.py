@@ -318,14 +318,10 @@ def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
 def adversarial_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """Markdown table of :func:`adversarial_rows`."""
     keys = ["construction", "policy", "n", "M", "theory", "theory_is", "vs_hsf", "vs_opt"]
-    return table(keys, [[_fmt(r[k]) for k in keys] for r in rows])
+    return table(keys, [[fmt(r[k]) for k in keys] for r in rows])
 
 
 # ------------------------------------------------------------------------------ writers
-def _fmt(v: Any, digits: int = 4) -> str:
-    return fmt(v, digits)
-
-
 def _alpha_label(a: float) -> str:
     inv = 1.0 / a
     return "1" if a == 1.0 else (f"1/{round(inv)}" if abs(inv - round(inv)) < 1e-9 else f"{a:g}")
@@ -334,7 +330,7 @@ def _alpha_label(a: float) -> str:
 def _table_cells(rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
     """Rows of the main table: alpha as a label, missing values as ``None``."""
     return [[_alpha_label(r["alpha"]) if k == "alpha" else
-             None if r[k] is None else _fmt(r[k]) for k, _, _ in COLUMNS] for r in rows]
+             None if r[k] is None else fmt(r[k]) for k, _, _ in COLUMNS] for r in rows]
 
 
 def table_markdown(rows: Sequence[dict[str, Any]]) -> str:
@@ -356,7 +352,7 @@ def table_tex(rows: Sequence[dict[str, Any]]) -> str:
 def convergence_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """Markdown table of :func:`convergence_rows`."""
     keys = ["n", "M", "l", "u", "theory", "amin_hsf", "amin_redraw_hsf", "hsf_over_fluid"]
-    return table(keys, [[_fmt(r[k]) for k in keys] for r in rows])
+    return table(keys, [[fmt(r[k]) for k in keys] for r in rows])
 
 
 def _dicts_csv(rows: Sequence[dict[str, Any]]) -> str:
