@@ -11,7 +11,7 @@ Workloads (both timed, ``M = 16492`` KV tokens, Llama-2-70B on 2xA100, the
   ``instances/traces/azure_conv_2023.csv``) with arrivals compressed by ``time_scale``;
   lacking prompts, the distributional prediction is the calibrated log-t around the true
   length (:meth:`~kvopt.predictions.LogTPredictor.from_lengths`, scale 0.8). The trace is
-  the package-data copy (``kvopt/data/traces``, same file as ``instances/traces``).
+  package data (``kvopt/data/traces``; ``instances/traces`` links to it in a checkout).
 
 Policies: ``fcfs``; ``sjf`` (oracle true lengths); ``srpt`` and ``spjf`` with true lengths
 (the preemptive and non-preemptive oracles of the rank family: their gap is the price of

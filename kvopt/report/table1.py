@@ -4,8 +4,8 @@ Llama-2-70B (step time ``a100-llama2-70b-tp2``), average end-to-end latency over
 Two workloads (the paper's LMSYS-Chat-1M sample is not available here):
 
 - ``azure``: request sizes drawn without replacement from the shipped Azure conversation
-  trace (package data ``kvopt/data/traces/azure_conv_2023.csv``, a copy of
-  ``instances/traces/azure_conv_2023.csv``; Llama-2 tokens), arrival times re-drawn as a
+  trace (package data ``kvopt/data/traces/azure_conv_2023.csv``, which
+  ``instances/traces`` links to in a checkout; Llama-2 tokens), arrival times re-drawn as a
   Poisson process of rate lambda;
 - ``lmsys-standin``: a *stand-in* fitted to the LMSYS statistics the paper reports (word
   counts: prompt mean 40.62 / median 11, output mean 85.32 / median 45): lognormal prompt
