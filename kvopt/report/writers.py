@@ -5,7 +5,8 @@ Every report (``kvopt report ...``, ``kvopt queueing --plot-fig8/--errata``, ``k
 every report and a rerun with the same inputs writes the same bytes:
 
 - :func:`table` renders a header and rows of cells as ``"md"`` (GitHub markdown), ``"csv"`` or
-  ``"tex"`` (booktabs ``tabular``); :func:`fmt` is the shared cell formatter;
+  ``"tex"`` (booktabs ``tabular``); :func:`fmt` is the shared cell formatter (both live in
+  :mod:`kvopt.core.tables`, so that ``sweep`` renders its tables the same way);
 - :func:`manifest` / :func:`write_manifest` record the command, versions and the sha256 of
   every file (no timestamps);
 - :func:`figure_png` / :func:`save_figure` render a matplotlib ``Figure`` to PNG with fixed
@@ -26,107 +27,23 @@ a,b
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
-import math
 import os
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
-
-from kvopt.core.errors import UsageError
 from kvopt.core.io import atomic_write_bytes, atomic_write_text
+from kvopt.core.tables import TableFormat, fmt, table
 
 __all__ = ["PNG_METADATA", "TableFormat", "figure_png", "fmt", "manifest", "save_figure",
            "sha256_bytes", "table", "versions", "write_files", "write_manifest"]
 
-TableFormat = Literal["md", "csv", "tex"]
-
 #: PNG metadata of every kvopt figure: ``Software`` (matplotlib's name and version) removed.
 PNG_METADATA: dict[str, str | None] = {"Software": None}
-
-
-def fmt(v: Any, digits: int = 4, *, none: str = "-", sci_from: float | None = 1e5) -> str:
-    """Format one table cell: ``none`` for ``None``, booleans as ``True``/``False``, integers
-    as integers, finite floats with ``digits`` decimals (``.4g`` from ``|v| >= sci_from`` on;
-    never with ``sci_from=None``), anything else with ``str``.
-
-    Examples
-    --------
-    >>> fmt(None), fmt(3), fmt(0.123456), fmt(123456.0), fmt(0.5, 2), fmt(None, none="")
-    ('-', '3', '0.1235', '1.235e+05', '0.50', '')
-    >>> fmt(123456.0, sci_from=None), fmt(True)
-    ('123456.0000', 'True')
-    """
-    if v is None:
-        return none
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)) and math.isfinite(float(v)):
-        v = float(v)
-        return f"{v:.{digits}f}" if sci_from is None or abs(v) < sci_from else f"{v:.4g}"
-    return str(v)
-
-
-def _cell(v: Any) -> str:
-    return "-" if v is None else v if isinstance(v, str) else fmt(v)
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[Any]], format: TableFormat = "md",
-          ) -> str:
-    """Render a table (ending with a newline).
-
-    Parameters
-    ----------
-    header
-        Column titles.
-    rows
-        Rows of cells. Strings are written as they are; other cells through :func:`fmt`
-        (markdown and LaTeX). CSV writes ``None`` as an empty cell, floats with ``repr``
-        precision and everything else with ``str``.
-    format
-        ``"md"`` (GitHub markdown), ``"csv"`` or ``"tex"`` (booktabs ``tabular``, header
-        ``_`` and ``%`` escaped, a missing cell as ``--``).
-
-    Examples
-    --------
-    >>> print(table(["x_1", "y"], [["1/2", 0.25], ["1", None]], "tex"), end="")
-    \\begin{tabular}{rr}
-    \\toprule
-    x\\_1 & y \\\\
-    \\midrule
-    1/2 & 0.2500 \\\\
-    1 & -- \\\\
-    \\bottomrule
-    \\end{tabular}
-    """
-    if format == "md":
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
-        return "\n".join(lines) + "\n"
-    if format == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(header)
-        for r in rows:
-            w.writerow(["" if c is None else repr(float(c)) if isinstance(c, float) else c
-                        for c in r])
-        return buf.getvalue()
-    if format == "tex":
-        esc = [h.replace("_", r"\_").replace("%", r"\%") for h in header]
-        out = [r"\begin{tabular}{" + "r" * len(header) + "}", r"\toprule",
-               " & ".join(esc) + r" \\", r"\midrule"]
-        out += [" & ".join("--" if c is None else _cell(c) for c in r) + r" \\" for r in rows]
-        out += [r"\bottomrule", r"\end{tabular}"]
-        return "\n".join(out) + "\n"
-    raise UsageError("format", f"unknown table format {format!r}; one of md, csv, tex")
 
 
 def sha256_bytes(data: bytes) -> str:

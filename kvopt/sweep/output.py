@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kvopt.core.io import atomic_write_text, write_json
+from kvopt.core.tables import table as render_table
 from kvopt.sweep.run import SweepSpec
 from kvopt.sweep.summary import summarize
 
@@ -31,14 +32,13 @@ def write_sweep(out: Path, rows: list[dict[str, Any]], spec: SweepSpec, *, worke
     w.writeheader()
     for r in rows:
         w.writerow({k: _fmt(r.get(k)) for k in COLUMNS})
-    head = "| evaluator | instances | valid | optimal | mean TEL | ratio mean | ratio max |"
-    lines = [head, "|---|---|---|---|---|---|---|"]
-    lines += [f"| {s['evaluator']} | {s['instances']} | {s['valid']} | {s['optimal']} | "
-              f"{_fmt(s['mean_total_latency'])} | {_fmt(s['ratio_mean'])} | "
-              f"{_fmt(s['ratio_max'])} |" for s in summary]
+    header = ["evaluator", "instances", "valid", "optimal", "mean TEL", "ratio mean", "ratio max"]
+    cells = [[s["evaluator"], str(s["instances"]), str(s["valid"]), str(s["optimal"]),
+              _fmt(s["mean_total_latency"]), _fmt(s["ratio_mean"]), _fmt(s["ratio_max"])]
+             for s in summary]
     manifest = {"command": command, "spec": spec.to_dict(), "workers": workers,
                 "kvopt": __version__, "python": platform.python_version(), "summary": summary}
-    table = "\n".join(lines)
+    table = render_table(header, cells).rstrip("\n")
     atomic_write_text(out / "rows.csv", buf.getvalue())
     atomic_write_text(out / "summary.md", table + "\n")
     write_json(out / "manifest.json", manifest)
