@@ -13,25 +13,14 @@ from kvopt.mip import solve
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
 from tests.bruteforce import brute_force_opt
-from tests.slo_strategies import slo_instances
+from tests.strategies import slo_instances, small_instances
 
 POLICY_NAMES = sorted(p for p in POLICIES if p != "replay")
 
 
-@st.composite
-def small_instances(draw):
-    M = draw(st.integers(4, 12))
-    n = draw(st.integers(1, 5))
-    s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
-    o = [draw(st.integers(1, M - si)) for si in s]
-    a = [draw(st.integers(0, 4)) for _ in range(n)]
-    lo = [draw(st.integers(1, oi)) for oi in o]
-    hi = [draw(st.integers(oi, oi + 3)) for oi in o]
-    return Instance(memory=M, arrival=a, prompt=s, output=o, pred_lower=lo, pred_upper=hi)
-
-
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=small_instances(), seed=st.integers(0, 2**16))
+@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
+       seed=st.integers(0, 2**16))
 def test_opt_is_below_every_policy(inst, seed):
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     res = solve(inst, solver="highs", time_limit=30)
@@ -79,7 +68,8 @@ PREDICTION_VARIANTS = [
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=small_instances(), seed=st.integers(0, 2**16))
+@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
+       seed=st.integers(0, 2**16))
 def test_opt_is_below_prediction_policies_with_noise(inst, seed):
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     for name, opts in PREDICTION_VARIANTS:

@@ -16,7 +16,7 @@ from kvopt.mip.hardness import (
     solve_knapsack,
 )
 from tests.bruteforce import brute_force_goodput, brute_force_mkp
-from tests.slo_strategies import slo_instances
+from tests.strategies import slo_instances
 
 
 @st.composite

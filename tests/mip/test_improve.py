@@ -15,16 +15,7 @@ from kvopt.core.mcsf import mcsf_starts
 from kvopt.core.schedule import Schedule
 from kvopt.mip.improve import improve, lns_step, memory_of, sgs_decode
 from tests.bruteforce import brute_force_opt
-
-
-@st.composite
-def instances(draw, max_n=5):
-    M = draw(st.integers(3, 10))
-    n = draw(st.integers(1, max_n))
-    s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
-    o = [draw(st.integers(1, M - si)) for si in s]
-    a = [draw(st.integers(0, 3)) for _ in range(n)]
-    return Instance(memory=M, arrival=a, prompt=s, output=o)
+from tests.strategies import small_instances as instances
 
 
 @settings(max_examples=200, deadline=None)

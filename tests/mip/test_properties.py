@@ -2,7 +2,6 @@
 
 import numpy as np
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from kvopt import Instance, check_schedule
 from kvopt.core.mcsf import mcsf_starts
@@ -10,16 +9,7 @@ from kvopt.mip import solve
 from kvopt.mip.bounds import combinatorial_bound, fluid_bound, volume_bound
 from kvopt.mip.builder import build_milp, decode_starts, group_requests
 from tests.bruteforce import brute_force_opt
-
-
-@st.composite
-def instances(draw, max_n=5):
-    M = draw(st.integers(3, 10))
-    n = draw(st.integers(1, max_n))
-    s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
-    o = [draw(st.integers(1, M - si)) for si in s]
-    a = [draw(st.integers(0, 3)) for _ in range(n)]
-    return Instance(memory=M, arrival=a, prompt=s, output=o)
+from tests.strategies import small_instances as instances
 
 
 @settings(max_examples=25, deadline=None)

@@ -1,8 +1,26 @@
-"""Hypothesis strategy for small instances with mixed SLOs (shared by mip and cross tests)."""
+"""Hypothesis strategies for small instances, shared by the mip, cross and SLO tests."""
 
 from hypothesis import strategies as st
 
 from kvopt import Instance
+
+
+@st.composite
+def small_instances(draw, max_n=5, min_memory=3, max_memory=10, max_arrival=3,
+                    predictions=False):
+    """Instances small enough for the brute-force oracle (``tests/bruteforce.py``): n <= max_n
+    requests, memory in [min_memory, max_memory], prompts 0..3, arrivals 0..max_arrival, and
+    with ``predictions`` an interval [lower, upper] around every output length."""
+    M = draw(st.integers(min_memory, max_memory))
+    n = draw(st.integers(1, max_n))
+    s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
+    o = [draw(st.integers(1, M - si)) for si in s]
+    a = [draw(st.integers(0, max_arrival)) for _ in range(n)]
+    if not predictions:
+        return Instance(memory=M, arrival=a, prompt=s, output=o)
+    lo = [draw(st.integers(1, oi)) for oi in o]
+    hi = [draw(st.integers(oi, oi + 3)) for oi in o]
+    return Instance(memory=M, arrival=a, prompt=s, output=o, pred_lower=lo, pred_upper=hi)
 
 
 @st.composite
