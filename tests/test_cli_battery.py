@@ -58,6 +58,9 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--slot-seconds", "-1"], "--slot-seconds"),
         ([A2, "--solve", "0"], "--solve"),
         ([A2, "--iterations", "0"], "--iterations"),
+        ([A2, "--intervals", "0"], "--intervals"),
+        ([A2, "--intervals", "-3"], "--intervals"),
+        ([A2, "--intervals", "soon"], "--intervals"),
         ([CSV], "--slot-seconds"),
     ],
     "solvers": [

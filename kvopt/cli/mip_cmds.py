@@ -90,6 +90,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="also run the primal improvement search (`solve --improve`) with this "
                    "budget for a better schedule")
     p.add_argument("--seed", type=int, default=0, help="seed of --improve (default 0)")
+    p.add_argument("--intervals", type=float_in(0, lo_open=True), default=None, metavar="S",
+                   help="also compute the lag-interval LP bound (tight+cores LP plus "
+                   "single-machine rows from the pairwise lags) within S seconds; stopped "
+                   "early it returns a valid Lagrangian bound")
     p.add_argument("--no-progress", action="store_true",
                    help="no phase / elapsed-time messages on stderr")
     p.add_argument("--memory-budget", default=None, metavar="BYTES",
@@ -223,6 +227,7 @@ def run_bound(args: argparse.Namespace) -> int:
         doc = bound_report(inst, lp=args.lp, iterations=args.iterations,
                            solve_time=args.solve, memory_budget=budget,
                            improve_time=args.improve, seed=args.seed,
+                           intervals_time=args.intervals,
                            progress=not args.json and not args.no_progress)
     except MemoryBudgetError as exc:
         raise MemoryBudgetError("--lp", exc.reason, estimate=exc.estimate,

@@ -16,11 +16,17 @@ from kvopt.core.instance import Instance
 def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                  solve_time: float | None = None, improve_time: float | None = None,
                  seed: int = 0, progress: bool = False,
-                 memory_budget: str | int | float | None = None) -> dict[str, Any]:
+                 memory_budget: str | int | float | None = None,
+                 intervals_time: float | None = None) -> dict[str, Any]:
     """All lower bounds of a slotted instance and the best known schedule's gap.
 
     ``solve_time`` runs :func:`kvopt.mip.solving.solve` and ``improve_time`` the primal search
     :func:`kvopt.mip.improve.improve` (with ``seed``) for a better schedule than MC-SF.
+
+    ``intervals_time`` also computes :func:`kvopt.mip.intervals.interval_bound` (the
+    ``tight+cores`` LP plus lag-interval rows, windows from the best schedule) with that
+    time limit; stopped early it is still valid (``doc["interval_status"]`` says which). A
+    model above the memory budget is reported in ``doc["skipped"]``.
 
     With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
     its elapsed time (:mod:`kvopt.core.progress`).
@@ -124,6 +130,23 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
             ub = best["objective"]
             bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
     timing["lp"] = time.perf_counter() - t1
+    status_iv = None
+    if intervals_time is not None:
+        from kvopt.mip.intervals import interval_bound
+
+        if not intervals_time > 0:
+            raise UsageError("intervals_time", f"must be > 0 seconds, got {intervals_time!r}")
+        note(f"bound: lag-interval LP, time limit {intervals_time:g} s", enabled=progress)
+        t2 = time.perf_counter()
+        with Heartbeat("bound: intervals", enabled=progress):
+            try:
+                iv = interval_bound(inst, time_limit=intervals_time, upper=best["objective"],
+                                    memory_budget=budget)
+                bounds["intervals"] = iv.bound
+                status_iv = iv.status
+            except MemoryBudgetError as exc:
+                skipped["intervals"] = exc.reason
+        timing["intervals"] = time.perf_counter() - t2
     valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
     best_name = max(valid, key=valid.__getitem__)
     best_bound = math.ceil(valid[best_name] - 1e-9)
@@ -132,5 +155,6 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
             "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
             "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
-            "lp_mode": mode, "skipped": skipped, "memory_budget_bytes": budget,
+            "lp_mode": mode, "interval_status": status_iv, "skipped": skipped,
+            "memory_budget_bytes": budget,
             "seconds": timing}
