@@ -20,6 +20,7 @@ from kvopt.mip.intervals import (
 )
 from kvopt.mip.relaxations import lp_bound
 from tests.bruteforce import brute_force_opt
+from tests.strategies import small_instances as instances
 
 
 def _random_instance(rng: np.random.Generator, max_n: int) -> Instance:
@@ -90,16 +91,6 @@ def test_check_family_rejects_overlong_interval():
     # and the overlong one is indeed violated by a feasible schedule: starts 0 and 6
     K = _feasible_starts(inst)
     assert _disjoint(K, ok) and not _disjoint(K, bad)
-
-
-@st.composite
-def instances(draw, max_n=5):
-    M = draw(st.integers(3, 10))
-    n = draw(st.integers(1, max_n))
-    s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
-    o = [draw(st.integers(1, M - si)) for si in s]
-    a = [draw(st.integers(0, 3)) for _ in range(n)]
-    return Instance(memory=M, arrival=a, prompt=s, output=o)
 
 
 @settings(max_examples=40, deadline=None)
