@@ -226,6 +226,12 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["kvopt/data/measured/h100_llama_steps.csv", "--base", "roofline-h100-llama2-7b-tp1",
           "--interconnect", "none"], "--interconnect"),
     ],
+    "steptime calibrate-engine": [
+        (["--set", "h100-steps"], "--set"),
+        (["--family", "nope"], "--family"),
+        (["--out", "{out}"], "--out"),
+        (["--out", "{fx}/afile/c.json"], "--out"),
+    ],
     "steptime profile": [
         (["--out", "{out}/p.csv", "--tp", "3"], "--tp"),
         (["--out", "{out}/p.csv", "--repeats", "1"], "--repeats"),

@@ -32,12 +32,14 @@ def step_time_arg(value: str) -> Any:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``steptime`` with ``list``, ``validate``, ``fit`` and ``profile``."""
+    """Register ``steptime`` with ``list``, ``validate``, ``fit``, ``calibrate-engine`` and
+    ``profile``."""
     from kvopt.cli.common import add_json_argument, float_in, int_at_least
-    from kvopt.sim.steptime_fit import MEASUREMENT_SETS
+    from kvopt.sim.step_time import ENGINE_CALIBRATION
+    from kvopt.sim.steptime_fit import ENGINE_SETS, MEASUREMENT_SETS
 
     p = sub.add_parser("steptime", help="step-time models vs real GPU measurements: list, "
-                                        "validate, fit, profile")
+                                        "validate, fit, calibrate-engine, profile")
     ss = p.add_subparsers(dest="steptime_command", metavar="ACTION")
     ss.required = True
 
@@ -83,6 +85,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(f)
     f.set_defaults(func=run_fit)
 
+    c = ss.add_parser(
+        "calibrate-engine", help="calibrate serving-engine costs on measured serving runs",
+        description="Fit the serving-engine costs (per step, per decoding sequence, per "
+        "all-reduce and extra rank) that GPU-time models lack, by least squares on relative "
+        "errors, on the rows of --set (GPU constants unchanged); prints the error on every "
+        "serving-engine set, in-sample on --set and out-of-sample on the others. --out writes "
+        "the constants (the shipped kvopt/data/engine/" + ENGINE_CALIBRATION + ".json comes "
+        "from --set " + ENGINE_CALIBRATION + "). Deterministic.")
+    c.add_argument("--set", action="append", default=None, choices=list(ENGINE_SETS),
+                   help=f"calibration set (repeatable; default {ENGINE_CALIBRATION})")
+    c.add_argument("--family", action="append", default=None,
+                   choices=["profiled", "roofline"],
+                   help="GPU-time model family (repeatable; default both)")
+    c.add_argument("--out", default=None, metavar="FILE.json", help="write the constants")
+    add_json_argument(c)
+    c.set_defaults(func=run_calibrate_engine)
+
     pr = ss.add_parser(
         "profile", help="time Llama-shaped forward passes on your GPU (needs PyTorch + CUDA)",
         description="Random-weight Llama-2-shaped forward passes (one tensor-parallel shard, "
@@ -105,10 +124,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run_list(args: argparse.Namespace) -> int:
     """Print the registry."""
     from kvopt.cli.common import emit
-    from kvopt.sim.step_time import STEP_TIME_MODELS
+    from kvopt.sim.step_time import STEP_TIME_DESCRIPTIONS, STEP_TIME_MODELS
 
     names = sorted(STEP_TIME_MODELS)
-    emit(args, {"models": names}, "\n".join(names) + "\n(or a fitted-model JSON file)")
+    width = max(map(len, names))
+    emit(args, {"models": names, "descriptions": {n: STEP_TIME_DESCRIPTIONS[n] for n in names}},
+         "\n".join(f"{n:<{width}}  {STEP_TIME_DESCRIPTIONS[n]}" for n in names)
+         + "\n(or a fitted-model JSON file)")
     return 0
 
 
@@ -117,7 +139,12 @@ def run_validate(args: argparse.Namespace) -> int:
     import sys
 
     from kvopt.cli.common import check_output_dir, emit
-    from kvopt.report.steptime import strip_rows, validation_markdown, write_validation_report
+    from kvopt.report.steptime import (
+        strip_rows,
+        summary_markdown,
+        validation_markdown,
+        write_validation_report,
+    )
     from kvopt.sim.steptime_fit import validate
 
     check_output_dir(args.out, "--out")
@@ -128,7 +155,7 @@ def run_validate(args: argparse.Namespace) -> int:
             f" --out {args.out}")
         for path in write_validation_report(res, args.out, cmd):
             print(f"wrote {path}", file=sys.stderr)
-    emit(args, strip_rows(res), validation_markdown(res))
+    emit(args, strip_rows(res), summary_markdown(res) + "\n\n" + validation_markdown(res))
     return 0
 
 
@@ -188,6 +215,43 @@ def run_fit(args: argparse.Namespace) -> int:
                  f"{100 * tr['median_abs']:.1f}%")
     if args.out:
         lines.append(f"  saved {args.out} (use: kvopt simulate ... --step-time {args.out})")
+    emit(args, doc, "\n".join(lines))
+    return 0
+
+
+def run_calibrate_engine(args: argparse.Namespace) -> int:
+    """Calibrate engine costs, print in- and out-of-sample errors, optionally save."""
+    import sys
+
+    from kvopt.cli.common import check_output_file, emit
+    from kvopt.core.io import write_json
+    from kvopt.sim.step_time import ENGINE_CALIBRATION
+    from kvopt.sim.steptime_fit import calibrate_engine
+
+    check_output_file(args.out, "--out")
+    sets = args.set or [ENGINE_CALIBRATION]
+    fams = list(dict.fromkeys(args.family or ["profiled", "roofline"]))
+    doc = calibrate_engine(sets, fams)
+    doc["command"] = "kvopt steptime calibrate-engine" + "".join(
+        f" --set {s}" for s in sets) + "".join(f" --family {f}" for f in args.family or []) + (
+        f" --out {args.out}" if args.out else "")
+    if args.out:
+        write_json(args.out, doc)
+        print(f"wrote {args.out}", file=sys.stderr)
+    lines = [f"engine costs calibrated on {', '.join(sets)} (t = t_gpu + step + seq * D "
+             f"+ 2 L (tp - 1) ar_rank_latency)"]
+    for fam, fd in doc["families"].items():
+        cst = fd["costs"]
+        lines.append(f"{fam} ({fd['rows']} rows): step {1e3 * cst['step']:.3f} ms, seq "
+                     f"{1e3 * cst['seq']:.4f} ms, ar_rank_latency "
+                     f"{1e6 * cst['ar_rank_latency']:.2f} us")
+        lines.append("  set                  sample  median |err|   worst  (median per setup)")
+        for n, e in fd["errors"].items():
+            per = " / ".join(f"{100 * v['all']['median_abs']:.1f}%" for k, v in e.items()
+                             if k not in ("in_sample", "pooled"))
+            tag = "in" if e["in_sample"] else "out"
+            lines.append(f"  {n:<20} {tag:<7} {100 * e['pooled']['all']['median_abs']:11.1f}% "
+                         f"{100 * e['pooled']['all']['worst']:+7.1f}%  ({per})")
     emit(args, doc, "\n".join(lines))
     return 0
 

@@ -33,6 +33,7 @@ Empty batches (no request running) take 0 seconds in the real-time models, 1 in 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -360,6 +361,7 @@ class ProfiledStepTime:
     For a non-empty batch with ``T`` tokens (``prefill + decode``) and ``D`` decodes::
 
         t = overhead + c_seq * D + profile_scale * prof(T) + L * [ attn_decode + attn_prefill ]
+            + 2 * L * (tp - 1) * ar_rank_latency                  (with an all-reduce)
         prof(T) = emb(T) + L * [ nonattn_tp(T) + 2 * allreduce_tp(T * n_embd * 2 B) ]
         attn_decode  = kv * kv_bytes_per_token_layer / tp / (hbm_bw * bw_eff)
         attn_prefill = 2 * n_head * head_dim * sum(s_i**2) / tp / (peak_flops * mfu)
@@ -380,6 +382,10 @@ class ProfiledStepTime:
     - ``overhead``: per-iteration CPU cost (scheduling, sampling, input preparation), not in
       the profiles; an assumption (default 2 ms). ``c_seq`` (per decoding sequence, default 0)
       and ``profile_scale`` (default 1) are free constants for ``kvopt steptime fit``.
+    - ``ar_rank_latency`` (default 0): latency each all-reduce adds per additional rank in a
+      serving engine (NCCL launch and synchronisation, not in the all-reduce table). With
+      ``overhead`` and ``c_seq`` it is set by :class:`EngineCosts` (``engine`` then names the
+      calibration); the models without it are GPU-time models.
 
     Sources: microsoft/vidur ``data/profiling/compute/{a100,h100}/meta-llama/*/mlp.csv`` and
     ``data/profiling/network/{a100,h100}_{pairwise_nvlink,dgx}/all_reduce.csv`` (MIT; copied
@@ -407,6 +413,8 @@ class ProfiledStepTime:
     interconnect: str = "auto"
     profile_scale: float = 1.0
     c_seq: float = 0.0
+    ar_rank_latency: float = 0.0
+    engine: str = ""
     _tables: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -422,6 +430,15 @@ class ProfiledStepTime:
             self.name = f"{self.gpu.family}-{key.replace('-2-', '2-')}-tp{self.tp}{suffix}"
         self._kv_coef = self.kv_coef
         self._psq_coef = self.prefill_sq_coef
+        self._ar_extra = self.ar_extra
+
+    @property
+    def ar_extra(self) -> float:
+        """Seconds the engine's all-reduce latency adds to a step:
+        ``2 * n_layers * (tp - 1) * ar_rank_latency`` (0 without an all-reduce)."""
+        if self._link == "none" or self.tp <= 1:
+            return 0.0
+        return 2.0 * self.config.n_layers * (self.tp - 1) * self.ar_rank_latency
 
     def nonattention_ms(self, tokens: ArrayLike) -> NDArray[np.float64]:
         """Interpolated per-layer non-attention time (ms) at ``tokens`` tokens."""
@@ -484,7 +501,7 @@ class ProfiledStepTime:
             self._psq_coef * np.asarray(prefill_sq, dtype=np.float64))
         if self.c_seq:
             t = t + self.c_seq * np.asarray(decode, dtype=np.float64)
-        return np.where(T > 0, t, 0.0)
+        return np.where(T > 0, t + self._ar_extra, 0.0)
 
     def first_batch(self, prefill: int, decode: int, kv: int, prefill_sq: float) -> float:
         """Scalar duration of one batch (fast path used by the engine)."""
@@ -495,7 +512,7 @@ class ProfiledStepTime:
         if tab is None or tab.shape[0] <= T:
             tab = self._table(T)
         return (float(tab[T]) + self._kv_coef * kv + self._psq_coef * prefill_sq
-                + self.c_seq * decode)
+                + self.c_seq * decode + self._ar_extra)
 
     def decode_run(self, count: int, kv0: int, length: int) -> NDArray[np.float64]:
         """Durations of ``length`` decode-only batches of ``count`` requests whose KV read
@@ -509,9 +526,10 @@ class ProfiledStepTime:
         """The model as a JSON document (:func:`model_from_dict` rebuilds it)."""
         return {"type": "profiled", "name": self.name, "config": asdict(self.config),
                 "gpu": asdict(self.gpu), "tp": self.tp, "interconnect": self.interconnect,
-                "profile_model": self.profile_model or self.config.name,
+                "profile_model": self.profile_model or self.config.name, "engine": self.engine,
                 "params": {k: getattr(self, k) for k in
-                           ("overhead", "profile_scale", "bw_eff", "mfu", "c_seq")}}
+                           ("overhead", "profile_scale", "bw_eff", "mfu", "c_seq",
+                            "ar_rank_latency")}}
 
     def coefficients(self) -> dict[str, Any]:
         """Constants and the interpolation tables (ms), JSON-ready."""
@@ -519,7 +537,8 @@ class ProfiledStepTime:
             "model": self.name, "config": asdict(self.config), "tp": self.tp,
             "gpu": asdict(self.gpu), "interconnect": self._link, "bw_eff": self.bw_eff,
             "mfu": self.mfu, "overhead_s": self.overhead, "profile_scale": self.profile_scale,
-            "c_seq_s": self.c_seq, "kv_coef_s_per_token": self.kv_coef,
+            "c_seq_s": self.c_seq, "ar_rank_latency_s": self.ar_rank_latency,
+            "engine": self.engine, "kv_coef_s_per_token": self.kv_coef,
             "prefill_sq_coef_s": self.prefill_sq_coef,
             "tables": {k: v.tolist() for k, v in self._tables.items() if k != "token_time_s"},
         }
@@ -532,7 +551,7 @@ class RooflineStepTime:
     For a non-empty batch with ``D`` decodes (notes/anchors-peers.md §4, the "suggested
     kvopt default")::
 
-        t = t0 + c_seq * D + L * t_layer + 2 * L * t_ar
+        t = t0 + c_seq * D + L * t_layer + 2 * L * t_ar + 2 * L * (tp - 1) * ar_rank_latency
             + max( FLOPs / (tp * peak_flops * mfu), bytes / (tp * hbm_bw * bw_eff) )
         FLOPs = 2 * params * tokens + 4 * L * n_head * head_dim * kv
                 + 2 * L * n_head * head_dim * sum(s_i**2)
@@ -541,7 +560,9 @@ class RooflineStepTime:
 
     Defaults ``t0 = 0.5 ms``, ``t_layer = 20 us`` (BLIS overheads), ``mfu = 0.65``,
     ``bw_eff = 0.7`` and ``ar_latency = 20 us`` are assumptions taken from that note;
-    ``c_seq = 0`` (a free constant for ``kvopt steptime fit``). ``all_reduce=False`` leaves
+    ``c_seq = 0`` (a free constant for ``kvopt steptime fit``); ``ar_rank_latency = 0`` and
+    ``engine = ""`` unless :class:`EngineCosts` made it a serving-engine model (see
+    :class:`ProfiledStepTime`). ``all_reduce=False`` leaves
     the all-reduce out (one measured shard).
 
     Examples
@@ -562,6 +583,8 @@ class RooflineStepTime:
     name: str = "roofline"
     all_reduce: bool = True
     c_seq: float = 0.0
+    ar_rank_latency: float = 0.0
+    engine: str = ""
 
     def durations(self, tokens: NDArray[np.int64], decode: NDArray[np.int64],
                   kv: NDArray[np.int64], prefill: NDArray[np.int64],
@@ -577,8 +600,8 @@ class RooflineStepTime:
         compute = flops / (self.tp * g.peak_flops * self.mfu)
         memory = byts / (self.tp * g.hbm_bandwidth * self.bw_eff)
         if self.tp > 1 and self.all_reduce:
-            t_ar = self.ar_latency + 2 * (self.tp - 1) / self.tp * T * c.n_embd * (
-                c.dtype_bytes) / g.nvlink_bandwidth
+            t_ar = self.ar_latency + (self.tp - 1) * self.ar_rank_latency + 2 * (
+                self.tp - 1) / self.tp * T * c.n_embd * c.dtype_bytes / g.nvlink_bandwidth
         else:
             t_ar = np.zeros_like(T)
         t = (self.t0 + c.n_layers * self.t_layer + 2 * c.n_layers * t_ar
@@ -589,7 +612,7 @@ class RooflineStepTime:
         """The model as a JSON document (:func:`model_from_dict` rebuilds it)."""
         d = asdict(self)
         params = {k: d.pop(k) for k in ("t0", "t_layer", "ar_latency", "bw_eff", "mfu",
-                                         "c_seq")}
+                                         "c_seq", "ar_rank_latency")}
         return {"type": "roofline", **d, "params": params}
 
     def coefficients(self) -> dict[str, Any]:
@@ -599,13 +622,109 @@ class RooflineStepTime:
         return d
 
 
-def _profiled(config: ModelConfig, tp: int, gpu: GPUSpec = A100,
-              interconnect: str = "auto") -> Any:
-    return lambda: ProfiledStepTime(config, tp=tp, gpu=gpu, interconnect=interconnect)
+ENGINE_COSTS_SCHEMA = "kvopt.engine_costs"
+#: Calibration the engine-inclusive registry models use (``kvopt/data/engine/<name>.json``).
+ENGINE_CALIBRATION = "splitwise-h100"
 
 
-def _roofline(config: ModelConfig, tp: int, gpu: GPUSpec, name: str) -> Any:
-    return lambda: RooflineStepTime(config, tp=tp, gpu=gpu, name=name)
+@dataclass(frozen=True)
+class EngineCosts:
+    """Per-step costs of a serving engine that GPU-time models (operator profiles, roofline)
+    do not contain, shared across GPUs and TP degrees. For a non-empty batch with ``D``
+    decoding sequences at tensor-parallel degree ``tp`` (``L`` layers)::
+
+        t_engine = t_gpu + step + seq * D + 2 * L * (tp - 1) * ar_rank_latency
+
+    ``step``: host work once per iteration (scheduling, input preparation, launching the
+    sampler); ``seq``: per decoding sequence (logits processing, sampling, block tables,
+    detokenisation); ``ar_rank_latency``: latency each of the ``2 L`` all-reduces per step
+    adds per additional rank (ring latency grows with ``tp - 1``; launch and synchronisation
+    of NCCL without CUDA graphs, which the small-message all-reduce tables do not show).
+    Calibrated by :func:`kvopt.sim.steptime_fit.calibrate_engine` (``kvopt steptime
+    calibrate-engine``) on one measurement set and applied unchanged to other GPUs.
+
+    Examples
+    --------
+    >>> c = EngineCosts(step=4e-3, seq=2e-4, ar_rank_latency=1e-5, calibration="demo")
+    >>> gpu = ProfiledStepTime(LLAMA2_70B, tp=4)
+    >>> eng = c.apply(gpu)
+    >>> extra = batch_time(eng, decode=8, kv=8000) - batch_time(gpu, decode=8, kv=8000)
+    >>> round(float(extra[0]) * 1e3, 3), eng.engine            # 4 + 8 * 0.2 + 160 * 3 * 0.01
+    (10.4, 'demo')
+    """
+
+    step: float = 0.0
+    seq: float = 0.0
+    ar_rank_latency: float = 0.0
+    calibration: str = ""
+
+    def apply(self, model: ProfiledStepTime | RooflineStepTime,
+              name: str | None = None) -> ProfiledStepTime | RooflineStepTime:
+        """``model`` (a GPU-time model) with these costs added; ``engine`` names the
+        calibration."""
+        if model.engine:
+            raise UsageError("model", f"{model.name} already includes engine costs "
+                                      f"({model.engine})")
+        first = "overhead" if isinstance(model, ProfiledStepTime) else "t0"
+        kw: dict[str, Any] = {first: getattr(model, first) + self.step,
+                              "c_seq": model.c_seq + self.seq,
+                              "ar_rank_latency": model.ar_rank_latency + self.ar_rank_latency,
+                              "engine": self.calibration or "engine"}
+        if name is not None:
+            kw["name"] = name
+        return dataclasses.replace(model, **kw)
+
+    def to_dict(self) -> dict[str, float]:
+        """The three constants (seconds)."""
+        return {"step": self.step, "seq": self.seq, "ar_rank_latency": self.ar_rank_latency}
+
+
+@lru_cache(maxsize=8)
+def load_engine_costs(calibration: str = ENGINE_CALIBRATION,
+                      family: str = "profiled") -> EngineCosts:
+    """Engine costs shipped in ``kvopt/data/engine/<calibration>.json`` (written by
+    ``kvopt steptime calibrate-engine``) for the ``profiled`` or ``roofline`` GPU-time models.
+
+    Examples
+    --------
+    >>> c = load_engine_costs()
+    >>> c.calibration, 0 < c.step < 0.05 and 0 < c.seq < 1e-3
+    ('splitwise-h100', True)
+    """
+    path = data_file("engine", f"{calibration}.json")
+    if not path.is_file():
+        raise UsageError("calibration", f"no shipped engine calibration {calibration!r}")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("schema") != ENGINE_COSTS_SCHEMA or family not in doc.get("families", {}):
+        raise UsageError("calibration", f"{path.name}: not a {ENGINE_COSTS_SCHEMA} file with "
+                                        f"family {family!r}")
+    c = doc["families"][family]["costs"]
+    return EngineCosts(float(c["step"]), float(c["seq"]), float(c["ar_rank_latency"]),
+                       calibration)
+
+
+def _profiled(config: ModelConfig, tp: int, gpu: GPUSpec = A100, interconnect: str = "auto",
+              name: str = "", engine: bool = False) -> Any:
+    def make() -> ProfiledStepTime:
+        m = ProfiledStepTime(config, tp=tp, gpu=gpu, interconnect=interconnect, name=name)
+        if engine:
+            e = load_engine_costs(ENGINE_CALIBRATION, "profiled").apply(m)
+            assert isinstance(e, ProfiledStepTime)
+            return e
+        return m
+    return make
+
+
+def _roofline(config: ModelConfig, tp: int, gpu: GPUSpec, name: str,
+              engine: bool = False) -> Any:
+    def make() -> RooflineStepTime:
+        m = RooflineStepTime(config, tp=tp, gpu=gpu, name=name)
+        if engine:
+            e = load_engine_costs(ENGINE_CALIBRATION, "roofline").apply(m)
+            assert isinstance(e, RooflineStepTime)
+            return e
+        return m
+    return make
 
 
 #: (GPU, model, TP) combinations with a registry entry: ``<gpu>-llama2-<size>-tp<N>``
@@ -615,6 +734,9 @@ REGISTERED_SETUPS = (
     (A100, LLAMA2_7B, 1), (A100, LLAMA2_7B, 2),
     (H100, LLAMA2_7B, 1), (H100, LLAMA2_70B, 2), (H100, LLAMA2_70B, 4), (H100, LLAMA2_70B, 8),
 )
+#: Setups whose unsuffixed names are serving-engine models (:class:`EngineCosts` calibrated
+#: on Llama-2-70B serving runs); ``-gpu`` names are always the GPU-time models.
+ENGINE_SETUPS = frozenset((LLAMA2_70B.name,))
 
 
 def setup_name(gpu: GPUSpec, config: ModelConfig, tp: int) -> str:
@@ -628,13 +750,33 @@ def setup_name(gpu: GPUSpec, config: ModelConfig, tp: int) -> str:
     return f"{gpu.family}-{config.name.replace('-2-', '2-')}-tp{tp}"
 
 
-#: Registry of named step-time models (factories; CLI ``--step-time`` choices).
+#: Registry of named step-time models (factories; CLI ``--step-time`` choices). For
+#: Llama-2-70B, ``<gpu>-llama2-70b-tp<N>`` and ``roofline-...`` include the serving-engine
+#: costs (:data:`ENGINE_CALIBRATION`), ``...-gpu`` are the GPU-time models; the 7B names (no
+#: engine calibration) are GPU-time models under both names. :data:`STEP_TIME_DESCRIPTIONS`
+#: says which is which.
 STEP_TIME_MODELS: dict[str, Any] = {"unit": UnitStepTime, "affine": AffineStepTime}
+STEP_TIME_DESCRIPTIONS: dict[str, str] = {"unit": "every batch takes 1 slot (theory)",
+                                          "affine": "affine surrogate c0 + c_p P + c_d D + c_kv K"}
+_ENGINE_NOTE = f" + serving-engine costs (calibration {ENGINE_CALIBRATION})"
 for _gpu, _cfg, _tp in REGISTERED_SETUPS:
     _name = setup_name(_gpu, _cfg, _tp)
-    STEP_TIME_MODELS[_name] = _profiled(_cfg, _tp, _gpu)
-    STEP_TIME_MODELS[f"roofline-{_name}"] = _roofline(_cfg, _tp, _gpu, f"roofline-{_name}")
-STEP_TIME_MODELS["a100-llama2-70b-tp4-pairwise"] = _profiled(LLAMA2_70B, 4, A100, "pairwise")
+    _eng = _cfg.name in ENGINE_SETUPS
+    STEP_TIME_MODELS[_name] = _profiled(_cfg, _tp, _gpu, name=_name, engine=_eng)
+    STEP_TIME_MODELS[f"{_name}-gpu"] = _profiled(_cfg, _tp, _gpu, name=f"{_name}-gpu")
+    STEP_TIME_MODELS[f"roofline-{_name}"] = _roofline(_cfg, _tp, _gpu, f"roofline-{_name}",
+                                                      engine=_eng)
+    STEP_TIME_MODELS[f"roofline-{_name}-gpu"] = _roofline(_cfg, _tp, _gpu,
+                                                          f"roofline-{_name}-gpu")
+    for _fam, _pre in (("profiled", ""), ("roofline", "roofline-")):
+        STEP_TIME_DESCRIPTIONS[f"{_pre}{_name}"] = f"{_fam} GPU time" + (
+            _ENGINE_NOTE if _eng else "")
+        STEP_TIME_DESCRIPTIONS[f"{_pre}{_name}-gpu"] = f"{_fam} GPU time"
+STEP_TIME_MODELS["a100-llama2-70b-tp4-pairwise"] = _profiled(
+    LLAMA2_70B, 4, A100, "pairwise", name="a100-llama2-70b-tp4-pairwise")
+STEP_TIME_DESCRIPTIONS["a100-llama2-70b-tp4-pairwise"] = (
+    "profiled GPU time, pairwise-NVLink all-reduce")
+
 
 STEP_TIME_SCHEMA = "kvopt.steptime"
 
@@ -662,10 +804,12 @@ def model_from_dict(doc: dict[str, Any]) -> StepTimeModel:
         if kind == "profiled":
             return ProfiledStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "")),
                                     interconnect=str(doc.get("interconnect", "auto")),
-                                    profile_model=doc.get("profile_model"), **params)
+                                    profile_model=doc.get("profile_model"),
+                                    engine=str(doc.get("engine", "")), **params)
         if kind == "roofline":
             return RooflineStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "roofline")),
-                                    all_reduce=bool(doc.get("all_reduce", True)), **params)
+                                    all_reduce=bool(doc.get("all_reduce", True)),
+                                    engine=str(doc.get("engine", "")), **params)
     except KeyError as exc:
         raise UsageError("step_time", f"model document lacks key {exc}") from None
     except (TypeError, ValueError) as exc:

@@ -77,6 +77,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -89,8 +90,11 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
 from kvopt.sim.step_time import (
+    ENGINE_CALIBRATION,
+    ENGINE_COSTS_SCHEMA,
     GPUS,
     LLAMA2_70B,
+    EngineCosts,
     ModelConfig,
     ProfiledStepTime,
     RooflineStepTime,
@@ -234,11 +238,19 @@ def read_steps_csv(path: str | os.PathLike[str] | Traversable,
 
 @dataclass
 class Setup:
-    """One measured configuration: its rows and the models compared with them."""
+    """One measured configuration: its rows and the models compared with them.
+
+    ``gpu_models`` are the GPU-time models per family (``profiled``, ``roofline``): the bases
+    engine costs are calibrated against (:func:`calibrate_engine`); ``tp`` and ``config`` the
+    measured setup.
+    """
 
     label: str
     rows: StepRows
     models: dict[str, Callable[[], StepTimeModel]]
+    tp: int = 1
+    config: ModelConfig = LLAMA2_70B
+    gpu_models: dict[str, Callable[[], StepTimeModel]] = field(default_factory=dict)
 
 
 @dataclass
@@ -251,19 +263,31 @@ class StepSet:
     excluded: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _models_for(family: str, config: ModelConfig, tp: int,
-                shard: bool = False) -> dict[str, Callable[[], StepTimeModel]]:
+def _models_for(family: str, config: ModelConfig, tp: int, shard: bool = False,
+                engine: bool = False) -> dict[str, Callable[[], StepTimeModel]]:
+    """Models compared with a setup: the GPU-time ``-gpu`` models, and with ``engine`` the
+    serving-engine models of the same names without the suffix."""
     gpu = GPUS[family]
     short = config.name.replace("-2-", "2-")
     prof = f"{family}-{short}-tp{tp}"
     if shard:  # one tensor-parallel shard measured without its all-reduce
-        return {prof: lambda: ProfiledStepTime(config, tp=tp, gpu=gpu, interconnect="none",
-                                               name=f"{prof} (no all-reduce)"),
-                f"roofline-{prof}": lambda: RooflineStepTime(
+        return {f"{prof}-gpu": lambda: ProfiledStepTime(
+                    config, tp=tp, gpu=gpu, interconnect="none",
+                    name=f"{prof}-gpu (no all-reduce)"),
+                f"roofline-{prof}-gpu": lambda: RooflineStepTime(
                     config, tp=tp, gpu=gpu, all_reduce=False,
-                    name=f"roofline-{prof} (no all-reduce)")}
-    return {prof: lambda: get_step_time(prof),
-            f"roofline-{prof}": lambda: get_step_time(f"roofline-{prof}")}
+                    name=f"roofline-{prof}-gpu (no all-reduce)")}
+    names = [f"{prof}-gpu", f"roofline-{prof}-gpu"]
+    if engine:
+        names += [prof, f"roofline-{prof}"]
+    def factory(n: str) -> Callable[[], StepTimeModel]:
+        return lambda: get_step_time(n)
+
+    return {n: factory(n) for n in names}
+
+
+def _family(name: str) -> str:
+    return "roofline" if name.startswith("roofline") else "profiled"
 
 
 def physical_floor_ms(rows: StepRows, config: ModelConfig, tp: int,
@@ -294,7 +318,9 @@ def _h100_steps() -> StepSet:
                                      ("llama-2-70b-tp2-shard", LLAMA2_70B, 2, True)):
         rows = rows_all.take(rows_all.extra["model"] == model)
         label = "h100 llama2-7b tp1" if not shard else "h100 llama2-70b tp2 shard"
-        setups.append(Setup(label, rows, _models_for("h100", config, tp, shard)))
+        models = _models_for("h100", config, tp, shard)
+        setups.append(Setup(label, rows, models, tp, config,
+                            {_family(k): v for k, v in models.items()}))
     return StepSet("h100-steps", name, setups)
 
 
@@ -339,8 +365,10 @@ def _splitwise(hardware: str, family: str, set_name: str) -> StepSet:
                                  "config": str(rows.extra["config"][i]),
                                  "ms": float(rows.ms[i]), "floor_ms": float(floor[i]),
                                  "reason": "below the physical floor (peak FLOPs / HBM)"})
-        out.setups.append(Setup(f"{family} llama2-70b tp{tp}", rows.take(~bad),
-                                _models_for(family, LLAMA2_70B, tp)))
+        models = _models_for(family, LLAMA2_70B, tp, engine=True)
+        out.setups.append(Setup(f"{family} llama2-70b tp{tp}", rows.take(~bad), models, tp,
+                                LLAMA2_70B, {_family(k): v for k, v in models.items()
+                                             if k.endswith("-gpu")}))
     return out
 
 
@@ -416,7 +444,7 @@ def fit_constants(rows: StepRows, base: StepTimeModel, *, suffix: str = "-fit",
     ...                             decode=[0, 0, 1, 32, 32, 16],
     ...                             kv=[0, 0, 600, 32 * 600, 32 * 4000, 16 * 900], ms=[1] * 6)
     >>> rows = dataclasses.replace(rows, ms=rows.predict_ms(truth))
-    >>> fit = fit_constants(rows, get_step_time("a100-llama2-70b-tp4"))
+    >>> fit = fit_constants(rows, get_step_time("a100-llama2-70b-tp4-gpu"))
     >>> round(fit.overhead * 1e3, 3), round(fit.c_seq * 1e3, 3), round(fit.bw_eff, 3)
     (5.0, 0.2, 0.5)
     """
@@ -445,7 +473,8 @@ def fit_constants(rows: StepRows, base: StepTimeModel, *, suffix: str = "-fit",
                              rows.decode.astype(np.float64)]) * (rows.nsteps / meas)[:, None]
         scale = prior * np.sqrt(len(rows)) / typical
         A_aug = np.vstack([A, np.diag(scale)])
-        b_aug = np.concatenate([np.ones(len(rows)), scale * x0])
+        # the engine's all-reduce latency (not fitted) is a fixed offset per step
+        b_aug = np.concatenate([1.0 - base.ar_extra * rows.nsteps / meas, scale * x0])
         x = lsq_linear(A_aug, b_aug, bounds=(lo, hi), method="bvls").x
     else:
         def resid(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -550,6 +579,142 @@ def cross_validate(rows: StepRows, base: StepTimeModel, folds: int = 5,
     return pred
 
 
+# --- serving-engine calibration -----------------------------------------------------------
+
+#: Measurement sets of serving-engine runs (end-to-end iterations, not GPU time).
+ENGINE_SETS = ("splitwise-a100", "splitwise-h100", "splitwise-h100-pcap")
+
+
+def engine_features(rows: StepRows, tp: int, config: ModelConfig) -> NDArray[np.float64]:
+    """Seconds each :class:`EngineCosts` constant adds to every row per unit of it: columns
+    ``step`` (1 per iteration), ``seq`` (decoding sequences), ``ar_rank_latency``
+    (``2 L (tp - 1)`` per iteration), times the iterations a row totals.
+
+    Examples
+    --------
+    >>> rows = StepRows.from_arrays(prefill=[512, 0], decode=[0, 8], kv=[0, 4800], ms=[1, 1],
+    ...                             steps=[4, 1])
+    >>> engine_features(rows, 4, LLAMA2_70B).tolist()
+    [[4.0, 0.0, 1920.0], [1.0, 8.0, 480.0]]
+    """
+    n = len(rows)
+    X = np.column_stack([np.ones(n), rows.decode.astype(np.float64),
+                         np.full(n, 2.0 * config.n_layers * max(tp - 1, 0))])
+    return X * rows.nsteps[:, None]  # type: ignore[no-any-return]
+
+
+def fit_engine_costs(items: Sequence[tuple[StepRows, StepTimeModel, int, ModelConfig]],
+                     calibration: str = "") -> EngineCosts:
+    """Least squares on relative residuals of :class:`EngineCosts` (all >= 0) added to GPU-time
+    models: ``items`` are ``(rows, gpu_model, tp, config)`` of one or more setups, and one set
+    of constants is fitted for all of them. The GPU models' own constants stay as they are.
+
+    Examples
+    --------
+    >>> truth = EngineCosts(step=4e-3, seq=1.5e-4, ar_rank_latency=1.2e-5)
+    >>> items = []
+    >>> for tp in (2, 4, 8):
+    ...     gpu = ProfiledStepTime(LLAMA2_70B, tp=tp)
+    ...     rows = StepRows.from_arrays(prefill=[512, 2048, 0, 0], decode=[0, 0, 1, 32],
+    ...                                 kv=[0, 0, 600, 32 * 600], ms=[1] * 4)
+    ...     rows = dataclasses.replace(rows, ms=rows.predict_ms(truth.apply(gpu)))
+    ...     items.append((rows, gpu, tp, LLAMA2_70B))
+    >>> c = fit_engine_costs(items)
+    >>> round(c.step * 1e3, 6), round(c.seq * 1e3, 6), round(c.ar_rank_latency * 1e6, 6)
+    (4.0, 0.15, 12.0)
+    """
+    from scipy.optimize import lsq_linear
+
+    if not items:
+        raise UsageError("--set", "no rows to calibrate on")
+    A, b = [], []
+    for rows, gpu, tp, config in items:
+        A.append(engine_features(rows, tp, config) * 1e3 / rows.ms[:, None])
+        b.append(1.0 - rows.predict_ms(gpu) / rows.ms)
+    M, y = np.vstack(A), np.concatenate(b)
+    norm = np.linalg.norm(M, axis=0)
+    norm[norm == 0] = 1.0
+    x = lsq_linear(M / norm, y, bounds=(0.0, np.inf), method="bvls",
+                   tol=1e-14).x / norm
+    return EngineCosts(float(x[0]), float(x[1]), float(x[2]), calibration)
+
+
+def _engine_items(set_names: Sequence[str], family: str) -> list[
+        tuple[StepRows, StepTimeModel, int, ModelConfig, str]]:
+    out = []
+    for n in set_names:
+        if n not in ENGINE_SETS:
+            raise UsageError("--set", f"{n!r} is not a serving-engine measurement set; choose "
+                                      f"from {list(ENGINE_SETS)}")
+        for st in MEASUREMENT_SETS[n]().setups:
+            out.append((st.rows, st.gpu_models[family](), st.tp, st.config, st.label))
+    return out
+
+
+def _engine_errors(items: Sequence[tuple[StepRows, StepTimeModel, int, ModelConfig, str]],
+                   costs: EngineCosts) -> dict[str, Any]:
+    """Errors of ``costs`` added to the GPU models of ``items``: per setup and pooled."""
+    per: dict[str, Any] = {}
+    kinds, preds, meas = [], [], []
+    for rows, gpu, _tp, _cfg, label in items:
+        pred = rows.predict_ms(costs.apply(gpu))  # type: ignore[arg-type]
+        per[label] = _by_kind(rows.kind, pred, rows.ms)
+        kinds.append(rows.kind)
+        preds.append(pred)
+        meas.append(rows.ms)
+    per["pooled"] = _by_kind(np.concatenate(kinds), np.concatenate(preds), np.concatenate(meas))
+    return per
+
+
+def calibrate_engine(sets: Sequence[str] = (ENGINE_CALIBRATION,),
+                     families: Sequence[str] = ("profiled", "roofline"),
+                     name: str | None = None) -> dict[str, Any]:
+    """Calibrate :class:`EngineCosts` on the serving-engine measurement sets ``sets`` (against
+    the GPU-time ``-gpu`` models of each family) and report the error on every serving-engine
+    set: in-sample on ``sets``, out-of-sample on the others. Deterministic (no random
+    choice). Returns the ``kvopt.engine_costs`` document that ``kvopt steptime
+    calibrate-engine --out`` writes and :func:`kvopt.sim.step_time.load_engine_costs` reads.
+    """
+    sets = list(dict.fromkeys(sets))
+    cal = name or "+".join(sets)
+    doc: dict[str, Any] = {"schema": ENGINE_COSTS_SCHEMA, "schema_version": 1,
+                           "calibration": cal, "calibrated_on": sets,
+                           "model": "t = t_gpu + step + seq * D + 2 L (tp - 1) ar_rank_latency",
+                           "method": "bounded (>= 0) linear least squares on relative errors "
+                                     "of every row of the calibration sets; deterministic",
+                           "families": {}}
+    for fam in families:
+        if fam not in ("profiled", "roofline"):
+            raise UsageError("--family", f"must be profiled or roofline, got {fam!r}")
+        train = _engine_items(sets, fam)
+        costs = fit_engine_costs([t[:4] for t in train], cal)
+        errors = {}
+        for n in ENGINE_SETS:
+            items = train if n in sets and len(sets) == 1 else _engine_items([n], fam)
+            errors[n] = {"in_sample": n in sets, **_engine_errors(items, costs)}
+        doc["families"][fam] = {"costs": costs.to_dict(), "rows": sum(len(t[0]) for t in train),
+                                "errors": errors}
+    return doc
+
+
+def engine_transfer(family: str = "profiled",
+                    sets: Sequence[str] = ENGINE_SETS) -> dict[str, Any]:
+    """Calibrate on each serving-engine set alone and score every set (pooled and per setup
+    median absolute error): the diagonal is in-sample, the rest out-of-sample."""
+    out: dict[str, Any] = {"family": family, "rows": []}
+    for cal in sets:
+        doc = calibrate_engine([cal], [family])["families"][family]
+        row = {"calibrated_on": cal, "costs": doc["costs"], "tested": {}}
+        for n, e in doc["errors"].items():
+            if n in sets:
+                row["tested"][n] = {"in_sample": e["in_sample"],
+                                    "median_abs": e["pooled"]["all"]["median_abs"],
+                                    "per_setup": {k: v["all"]["median_abs"] for k, v in e.items()
+                                                  if k not in ("in_sample", "pooled")}}
+        out["rows"].append(row)
+    return out
+
+
 # --- validation -----------------------------------------------------------------------------
 
 def validate(sets: Sequence[str] | None = None, *, fit: bool = False, folds: int = 5,
@@ -561,6 +726,10 @@ def validate(sets: Sequence[str] | None = None, *, fit: bool = False, folds: int
     For every set, setup and model: errors per kind out of the box; with ``fit`` also the
     errors of ``folds``-fold cross-validated fits (every row predicted by a model fitted
     without it). ``models`` overrides the models compared (used to score older versions).
+    Models are pooled per family and variant: ``profiled-gpu``, ``roofline-gpu`` (GPU-time
+    models) and ``profiled-engine``, ``roofline-engine`` (with the shipped serving-engine
+    costs; ``engine_in_sample`` says whether the set is the one they were calibrated on).
+    With any serving-engine set, ``engine_transfer`` holds :func:`engine_transfer` per family.
     Returns a JSON-ready dict with per-row predictions for plots.
     """
     names = list(MEASUREMENT_SETS) if not sets else list(sets)
@@ -568,18 +737,25 @@ def validate(sets: Sequence[str] | None = None, *, fit: bool = False, folds: int
         if n not in MEASUREMENT_SETS:
             raise UsageError("--set", f"unknown measurement set {n!r}; choose from "
                                       f"{list(MEASUREMENT_SETS)}")
-    out: dict[str, Any] = {"seed": seed, "folds": folds if fit else None, "sets": []}
+    cal_path = data_file("engine", f"{ENGINE_CALIBRATION}.json")
+    cal_doc = json.loads(cal_path.read_text(encoding="utf-8")) if cal_path.is_file() else {}
+    cal_sets = list(cal_doc.get("calibrated_on", []))
+    out: dict[str, Any] = {"seed": seed, "folds": folds if fit else None,
+                           "engine_calibration": {"name": ENGINE_CALIBRATION,
+                                                  "calibrated_on": cal_sets,
+                                                  "command": cal_doc.get("command")},
+                           "sets": []}
     for n in names:
         ss = MEASUREMENT_SETS[n]()
         doc: dict[str, Any] = {"set": n, "source": ss.source, "excluded": ss.excluded,
-                               "setups": [], "pooled": {}}
+                               "engine_in_sample": n in cal_sets, "setups": [], "pooled": {}}
         pooled: dict[str, dict[str, list[Any]]] = {}
         for st in ss.setups:
             rows = st.rows
             sdoc: dict[str, Any] = {"setup": st.label, "n": len(rows), "models": []}
             for mname, factory in (models(st) if models else st.models).items():
-                family = "roofline" if mname.startswith("roofline") else "profiled"
                 m = factory()
+                family = _family(mname) + ("-engine" if getattr(m, "engine", "") else "-gpu")
                 pred = rows.predict_ms(m)
                 mdoc: dict[str, Any] = {"model": mname, "family": family,
                                         "default": _by_kind(rows.kind, pred, rows.ms),
@@ -606,4 +782,6 @@ def validate(sets: Sequence[str] | None = None, *, fit: bool = False, folds: int
                 doc["pooled"][family]["fitted_heldout"] = _by_kind(
                     kind, np.concatenate(acc["cv"]), meas)
         out["sets"].append(doc)
+    if any(n in ENGINE_SETS for n in names) and models is None:
+        out["engine_transfer"] = {fam: engine_transfer(fam) for fam in ("profiled", "roofline")}
     return out

@@ -37,13 +37,13 @@ def test_simulate_bad_step_time_exits_2(spec, capsys):
 def test_validate_text_json_and_report(tmp_path, capsys):
     assert main(["steptime", "validate", "--set", "h100-steps"]) == 0
     out = capsys.readouterr().out
-    assert "| h100 llama2-7b tp1 | h100-llama2-7b-tp1 | decode |" in out
+    assert "| h100 llama2-7b tp1 | h100-llama2-7b-tp1-gpu | decode |" in out
     assert main(["steptime", "validate", "--set", "splitwise-a100", "--fit", "--json",
                  "--out", str(tmp_path)]) == 0
     doc = json.loads(capsys.readouterr().out)
     s = doc["sets"][0]
     assert s["set"] == "splitwise-a100" and "rows" not in s["setups"][0]["models"][0]
-    e = s["pooled"]["profiled"]["fitted_heldout"]["all"]
+    e = s["pooled"]["profiled-engine"]["fitted_heldout"]["all"]
     assert set(e) == {"n", "median_abs", "worst", "mean"}
     assert {p.name for p in tmp_path.iterdir()} == {"validate.json", "validate.md",
                                                     "pred_vs_measured.png"}
@@ -96,3 +96,30 @@ def test_profile_without_torch_exits_2(tmp_path, capsys, monkeypatch):
     assert main(["steptime", "profile", "--out", str(tmp_path / "p.csv")]) == 2
     assert "kvopt[gpu]" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_calibrate_engine_cli_and_validate_variants(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert main(["steptime", "calibrate-engine", "--family", "profiled", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "splitwise-a100       out" in text and "splitwise-h100       in" in text
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "kvopt.engine_costs" and list(doc["families"]) == ["profiled"]
+    assert doc["command"].endswith(f"--family profiled --out {out}")
+    assert main(["steptime", "calibrate-engine", "--set", "splitwise-a100", "--json"]) == 0
+    j = json.loads(capsys.readouterr().out)
+    assert j["calibrated_on"] == ["splitwise-a100"]
+    assert not j["families"]["roofline"]["errors"]["splitwise-h100"]["in_sample"]
+    assert main(["steptime", "validate", "--set", "splitwise-a100"]) == 0
+    text = capsys.readouterr().out
+    assert "| splitwise-a100 | profiled-engine | out-of-sample |" in text
+    assert "| splitwise-a100 | profiled-gpu | - |" in text
+    assert "Calibration transfer" in text
+    assert main(["steptime", "list", "--json"]) == 0
+    lst = json.loads(capsys.readouterr().out)
+    assert "a100-llama2-70b-tp4-gpu" in lst["models"]
+    assert "serving-engine" in lst["descriptions"]["a100-llama2-70b-tp4"]
+    assert lst["descriptions"]["a100-llama2-70b-tp4-gpu"] == "profiled GPU time"
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "mcsf",
+                 "--step-time", "a100-llama2-70b-tp8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["step_time"] == "a100-llama2-70b-tp8"
