@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "experiment", help="FCFS/SJF/SSJF/TRAIL/TIE (+ablations) on the A100 step time: "
         "table.md, table.csv, latency.png",
         description="Heavy-tailed per-prompt log-t workload and the Azure conversation trace, "
-        "Llama-2-70B on 2xA100 (a100-llama2-70b-tp2), M = 16492.")
+        "Llama-2-70B on 2xA100 (GPU-time step time a100-llama2-70b-tp2-gpu), M = 16492.")
     e.add_argument("--out", required=True, help="output folder")
     e.add_argument("--n", type=int_at_least(10), default=1500,
                    help="heavy-tailed requests (default 1500)")

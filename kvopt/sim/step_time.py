@@ -23,6 +23,12 @@ Models (see :data:`STEP_TIME_MODELS`):
   ``a100-llama2-70b-tp4-pairwise`` keeps the pairwise-NVLink table as an explicit option.
 - ``roofline-<same names>``: :class:`RooflineStepTime`, a first-principles roofline
   parameterised by GPU and model config.
+- Llama-2-70B names (``<gpu>-llama2-70b-tp<N>``, ``roofline-...``) are *serving-engine*
+  models: the GPU-time model plus :class:`EngineCosts` (per step, per decoding sequence, per
+  all-reduce and extra rank) calibrated on Splitwise's H100 serving runs
+  (:data:`ENGINE_CALIBRATION`, ``kvopt/data/engine``); the same names with ``-gpu`` are the
+  GPU-time models (operator profiles / roofline only: what a CUDA-graph GPU timing measures).
+  The 7B names have no engine calibration and are GPU-time models (``-gpu`` is an alias).
 - a path to a fitted-model JSON file (``kvopt steptime fit``; :func:`load_step_time`).
 - ``affine``: :class:`AffineStepTime`, the digest's surrogate ``c0 + c_p P + c_d D + c_kv K``.
 
