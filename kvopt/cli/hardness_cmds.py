@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from kvopt.cli.common import add_json_argument, emit, float_in, int_at_least
 from kvopt.core.errors import UsageError
@@ -11,7 +12,7 @@ from kvopt.core.errors import UsageError
 EXIT_OK, EXIT_DIFFER = 0, 1
 
 
-def _list_of(kind: type, what: str):  # type: ignore[no-untyped-def]
+def _list_of(kind: type, what: str) -> Callable[[str], list[float] | list[int]]:
     """argparse ``type=``: a comma-separated list of positive numbers."""
     def parse(text: str) -> list[float] | list[int]:
         try:

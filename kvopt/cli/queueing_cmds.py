@@ -33,7 +33,7 @@ PREDICTIONS: perfect (default), exp, lognormal:SIGMA, unifnoise:EPS
 """
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the ``queueing`` sub-command on an argparse ``subparsers`` object."""
     p = subparsers.add_parser(
         "queueing", help="M/G/1 SOAP formulas (FCFS, SJF, SRPT, SPRPT, TRAIL) and simulation",
