@@ -45,6 +45,8 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
     ],
     "solve": [
         ([A2, "--solver", "highs", "--formulation", "cp"], "--formulation"),
+        ([A2, "--solver", "scipy", "--formulation", "cp+exact"], "--formulation"),
+        ([A2, "--formulation", "cp+exactly"], "--formulation"),
         ([A2, "--solver", "nope"], "--solver"),
         ([A2, "--threads", "0"], "--threads"),
         ([A2, "--objective", "makespan"], "--objective"),

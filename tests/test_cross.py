@@ -39,6 +39,23 @@ def test_opt_is_below_every_policy(inst, seed):
         assert rep.objective >= opt, (name, rep.objective, opt)
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_instances(), seed=st.integers(0, 2**16))
+def test_cp_exact_opt_is_below_every_policy(inst, seed):
+    # the CP-SAT model with reduced-cost fixing and the primal search (cp+exact)
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    res = solve(inst, solver="cpsat", formulation="cp+exact", time_limit=30)
+    assert res.status == "optimal"
+    assert check_schedule(inst, res.schedule).objective == opt
+    for name in POLICY_NAMES:
+        try:
+            sim = simulate(inst, name, seed=seed)
+        except LivelockError:
+            assert policy_info(name).may_livelock, name
+            continue
+        assert check_schedule(inst, sim.schedule).objective >= res.objective, name
+
+
 def test_mcsf_with_true_lengths_never_evicts_and_is_ip_feasible():
     rng = np.random.default_rng(11)
     for _ in range(20):

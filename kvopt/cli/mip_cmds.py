@@ -38,7 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--solver", default=DEFAULT_SOLVER, choices=backend_names(),
                    help=f"backend (default {DEFAULT_SOLVER})")
     p.add_argument("--formulation", default=None, choices=ALL_FORMULATIONS,
-                   help="model (default: cp for cpsat, tight otherwise)")
+                   help="model (default: cp for cpsat, tight otherwise; cp+exact: cp+pairs "
+                   "with a primal search and reduced-cost fixing; `kvopt solvers` lists each "
+                   "backend's)")
     p.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0, metavar="S",
                    help="seconds for the whole call: warm start, bounds, model build, solve "
                    "and validation (default 60; the solver process is stopped at the limit "
@@ -254,6 +256,9 @@ def run_solvers(args: argparse.Namespace) -> int:
     for r in rows:
         mark = "yes" if r["available"] else "no "
         extra = f"{r.get('module')} {r['version']}" if r["available"] else r["error"]
+        forms = (r.get("capabilities") or {}).get("formulations")
+        if forms:
+            extra += f"; formulations: {', '.join(forms)}"
         lines.append(f"{r['name']:<6} {mark}  {extra}")
     emit(args, {"solvers": rows}, "\n".join(lines))
     return EXIT_OK

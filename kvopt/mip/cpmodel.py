@@ -66,6 +66,23 @@ def pair_lags(instance: Instance) -> NDArray[np.int64]:
     return lag
 
 
+def canonical_starts(instance: Instance, starts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``starts`` with the starts of identical ``(a, s, o)`` requests sorted by index (the same
+    schedule up to relabelling interchangeable requests; the form the symmetry breaking
+    ``k_u <= k_v`` of :func:`solve_cp` admits).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 3, 3])
+    >>> canonical_starts(inst, np.array([5, 0, 1])).tolist()
+    [0, 5, 1]
+    """
+    out = np.asarray(starts, dtype=np.int64).copy()
+    for g in group_requests(instance, aggregate=True):
+        out[g] = np.sort(out[g])
+    return out
+
+
 def solve_cp(
     instance: Instance,
     *,
@@ -77,6 +94,8 @@ def solve_cp(
     verbose: bool = False,
     cores: tuple[int, ...] = (),
     pairs: bool = False,
+    domains: list[NDArray[np.int64]] | None = None,
+    formulation: str | None = None,
 ) -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
     """Solve the ``cp`` formulation with CP-SAT.
 
@@ -95,6 +114,12 @@ def solve_cp(
         Core levels ``q`` to add (``()``: the ``cp`` formulation; ``(1, 2)``: ``cp+cores``).
     pairs
         Add the exact pairwise lags (:func:`pair_lags`) as reified disjunctions.
+    domains
+        Per-request start domains (sorted slots) intersected with the start windows, e.g.
+        the reduced-cost domains of :func:`kvopt.mip.fixing.reduced_cost_domains` (which
+        keep the incumbent and every better schedule).
+    formulation
+        Name recorded in the stats (default from ``cores`` / ``pairs``).
 
     Returns
     -------
@@ -121,7 +146,16 @@ def solve_cp(
     T = int(a.max() + o.sum())
     lo, hi = start_windows(instance, horizon=T, upper=upper)
     m = cp_model.CpModel()
-    k = [m.NewIntVar(int(lo[i]), int(hi[i]), f"k{i}") for i in range(n)]
+    if domains is None:
+        k = [m.NewIntVar(int(lo[i]), int(hi[i]), f"k{i}") for i in range(n)]
+    else:
+        k = []
+        for i in range(n):
+            dom = np.asarray(domains[i], dtype=np.int64)
+            dom = dom[(dom >= lo[i]) & (dom <= hi[i])]
+            if dom.size == 0:
+                raise ValueError(f"empty start domain for request {i}")
+            k.append(m.NewIntVarFromDomain(cp_model.Domain.FromValues(dom.tolist()), f"k{i}"))
     intervals, demands = [], []
     for i in range(n):
         oi = int(o[i])
@@ -169,8 +203,9 @@ def solve_cp(
         m.Add(obj <= math.floor(upper + 1e-9))
     m.Minimize(obj)
     if warm_starts is not None:
+        hint = canonical_starts(instance, warm_starts)
         for i in range(n):
-            m.AddHint(k[i], int(warm_starts[i]))
+            m.AddHint(k[i], int(hint[i]))
     solver, code, runtime, status = run_cpsat(m, time_limit=remaining(time_limit, t_call),
                                               threads=threads, verbose=verbose)
     has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
@@ -182,7 +217,8 @@ def solve_cp(
         bound = float(solver.BestObjectiveBound())
     else:
         bound = -math.inf
-    stats = {"formulation": "cp+pairs" if pairs else "cp+cores" if cores else "cp", "horizon": T,
+    name = formulation or ("cp+pairs" if pairs else "cp+cores" if cores else "cp")
+    stats = {"formulation": name, "horizon": T,
              "core_intervals": n_core, "pairs": n_pairs, "intervals": len(intervals),
              "cliques": len(cliques), "window_mean": float((hi - lo + 1).mean())}
     return (BackendResult(status, None, objective, bound, runtime, solver.StatusName(code)),

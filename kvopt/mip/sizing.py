@@ -156,7 +156,7 @@ def estimate(instance: Instance, formulation: str, solver: str, *,
     if formulation.startswith("cp"):
         n = instance.n
         intervals = int(instance.output.astype(np.int64).sum())
-        pairs = n * (n - 1) // 2 if formulation == "cp+pairs" else 0
+        pairs = n * (n - 1) // 2 if formulation in ("cp+pairs", "cp+exact") else 0
         nbytes = (BASE_BYTES + CP_BYTES_PER_INTERVAL * (intervals + 2 * n)
                   + CP_BYTES_PER_PAIR * pairs)
         return SizeEstimate(formulation, solver, n + pairs, n, intervals, int(nbytes))

@@ -27,14 +27,20 @@ from kvopt.core.progress import Heartbeat, is_terminal
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import BackendResult, SolveStatus, get_backend
+from kvopt.mip.backends.cpsat import CP_MODELS
 from kvopt.mip.bounds import _require_slotted
 from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.relaxations import lp_bound
 from kvopt.mip.sizing import check_memory, estimate
 
 #: CP-SAT models of :mod:`kvopt.mip.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
-#: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``).
-CP_FORMULATIONS = ("cp", "cp+cores", "cp+pairs")
+#: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``), plus a primal
+#: search and reduced-cost fixing (``cp+exact``: :func:`kvopt.mip.improve.improve` from
+#: MC-SF for :data:`EXACT_IMPROVE_SHARE` of the time (at most :data:`EXACT_IMPROVE_STEPS`
+#: LNS steps per request; 10 s without a limit), its schedule as hint and upper bound;
+#: then the ``tight+cores`` LP's Lagrangian bound and the start domains of
+#: :func:`kvopt.mip.fixing.reduced_cost_domains`, which keep every better schedule).
+CP_FORMULATIONS = CP_MODELS
 #: Formulation names accepted by :func:`solve`.
 ALL_FORMULATIONS = (*FORMULATIONS, *CP_FORMULATIONS)
 #: Default backend and formulation (the fastest measured combination, see reports/mip).
@@ -153,7 +159,8 @@ def solve(
         Solver threads / CP-SAT workers.
     warm_start
         Start from the MC-SF schedule (true lengths; always IP-feasible). It is also kept as
-        the incumbent if the solver returns nothing better.
+        the incumbent if the solver returns nothing better. ``cp+exact`` always runs its
+        primal search (from MC-SF) and uses its schedule the same way.
     verbose
         Solver log on stdout.
     progress
@@ -163,7 +170,9 @@ def solve(
         ``tight+cores`` (``cp+cores``, ``cp+pairs``) when it fits the memory budget and
         :data:`CP_LP_MAX_NNZ`, within :data:`CP_LP_SHARE` of the remaining time, and give
         CP-SAT ``objective >= LP`` (its own bound rarely moves). ``bounds["lp"]`` of the
-        result says whether it was computed, and if not, why.
+        result says whether it was computed, and if not, why. ``cp+exact`` solves the
+        ``tight+cores`` LP in the solver process for its reduced-cost fixing (same limits);
+        ``False`` skips the fixing.
     objective
         ``"tel"`` (total end-to-end latency, minimised) or ``"goodput"`` (SLO goodput,
         maximised: :func:`kvopt.mip.goodput.solve_goodput`; ``formulation`` is ignored, its
@@ -231,12 +240,25 @@ def solve(
     ws_starts: NDArray[np.int64] | None = None
     ws_obj: float | None = None
     upper: float | None = None
-    if warm_start:
+    ws_source = "mcsf"
+    if warm_start or formulation == "cp+exact":
         from kvopt.core.mcsf import mcsf_starts
 
         ws_starts = mcsf_starts(instance)
         ws_obj = upper = instance.tel_of_starts(ws_starts)
     steps["warm_start_s"] = time.monotonic() - t
+    if formulation == "cp+exact" and ws_starts is not None:
+        from kvopt.mip.improve import improve
+
+        t = time.monotonic()
+        share = dl.share(EXACT_IMPROVE_SHARE, reserve=POST_RESERVE_S)
+        imp = improve(instance, time_limit=max(share, 0.05) if share is not None else 10.0,
+                      seed=0, initial=ws_starts, max_steps=EXACT_IMPROVE_STEPS * instance.n)
+        if imp.schedule is not None and imp.objective is not None and imp.objective < ws_obj:
+            ws_starts = np.asarray(imp.schedule.run_start, dtype=np.int64)
+            ws_obj = upper = float(imp.objective)
+            ws_source = "improve"
+        steps["improve_s"] = time.monotonic() - t
     t = time.monotonic()
     est = check_memory(instance, formulation, solver, budget, upper=upper)
     steps["estimate_s"] = time.monotonic() - t
@@ -251,7 +273,37 @@ def solve(
     model: dict[str, Any]
     res: BackendResult
     starts: NDArray[np.int64] | None
-    if formulation in CP_FORMULATIONS:
+    if formulation == "cp+exact":
+        fix_why = _fixing_skip_reason(instance, cp_lp_bound, budget)
+        fix_starts = ws_starts
+
+        def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
+            from kvopt.mip.cpmodel import solve_cp
+            from kvopt.mip.fixing import reduced_cost_domains
+
+            fx = None
+            t_fix = time.monotonic()
+            if fix_why is None and fix_starts is not None:
+                share = dl.share(CP_LP_SHARE, reserve=POST_RESERVE_S)
+                fx = reduced_cost_domains(instance, fix_starts, time_limit=None if share is None
+                                          else max(share, 0.05))
+            fix_s = time.monotonic() - t_fix
+            left = dl.remaining(POST_RESERVE_S)
+            r, st, stats = solve_cp(instance, time_limit=None if left is None else max(left, 0.05),
+                                    threads=threads, warm_starts=fix_starts,
+                                    lower=None if fx is None else fx.bound, verbose=verbose,
+                                    cores=(1, 2), pairs=True,
+                                    domains=None if fx is None else fx.domains,
+                                    formulation="cp+exact")
+            stats["fixing"] = (None if fx is None else
+                               {"bound": fx.bound, "lp_value": fx.lp_value,
+                                "window_mean": fx.window_mean, "domain_mean": fx.domain_mean,
+                                "seconds": round(fix_s, 3)})
+            stats["fixing_skipped"] = fix_why if fix_why is not None else (
+                "the LP relaxation was not solved in its share of the time limit"
+                if fx is None else None)
+            return r, st, stats
+    elif formulation in CP_FORMULATIONS:
         with_cores = formulation in ("cp+cores", "cp+pairs")
         lower = _cp_lp_prebound(instance, "tight+cores" if with_cores else "tight+cuts",
                                 cp_lp_bound, dl, budget, upper, bounds, steps, isolate)
@@ -293,11 +345,21 @@ def solve(
     steps["solve_s"] = time.monotonic() - t
     if on_wait is not None:
         on_wait.close()
+    if formulation == "cp+exact":
+        fxd = model.get("fixing")
+        if fxd is not None:
+            bounds["lp"] = {"value": fxd["bound"], "status": "computed",
+                            "formulation": "tight+cores (Lagrangian of its LP duals)",
+                            "seconds": fxd["seconds"]}
+            lb0 = max(lb0, fxd["bound"])
+        else:
+            bounds["lp"] = {"value": None, "status": "skipped",
+                            "reason": model.get("fixing_skipped") or "solver process stopped"}
     if formulation in CP_FORMULATIONS:
         model["lp_bound"] = bounds["lp"]["value"]
     t = time.monotonic()
     out = _finish(instance, res, starts, ws_starts, ws_obj, lb0, solver, formulation, model,
-                  dl.elapsed(), notes)
+                  dl.elapsed(), notes, ws_source=ws_source)
     steps["validate_s"] = time.monotonic() - t
     b = out.model.get("solver_bound")
     bounds["solver"] = ({"value": b, "status": "computed"} if b is not None else
@@ -323,6 +385,23 @@ CP_LP_SHARE = 0.25
 #: 2.2M non-zeros, took 155 s with HiGHS on a loaded 2-core machine and gave 6008, below the
 #: combinatorial bound 6154; ``kvopt bound --lp exact`` computes the ``tight+cores`` LP).
 CP_LP_MAX_NNZ = 500_000
+#: Share of the time limit given to the primal search of ``cp+exact`` ...
+EXACT_IMPROVE_SHARE = 0.1
+#: ... and its step cap per request (LNS steps; ``50 x`` as many list decodes).
+EXACT_IMPROVE_STEPS = 3
+
+
+def _fixing_skip_reason(instance: Instance, wanted: bool, budget: int) -> str | None:
+    """Why ``cp+exact`` skips its LP (reduced-cost fixing), or ``None`` if it runs it."""
+    if not wanted:
+        return "cp_lp_bound=False"
+    est = estimate(instance, "tight+cores", "lp")
+    if est.bytes > budget:
+        return (f"the LP of tight+cores ({est.describe()}) exceeds the memory budget of "
+                f"{format_bytes(budget)}")
+    if est.nnz > CP_LP_MAX_NNZ:
+        return f"the LP of tight+cores has up to {est.nnz} non-zeros, above {CP_LP_MAX_NNZ}"
+    return None
 
 
 def _preload(solver: str) -> None:
@@ -451,7 +530,8 @@ def _run_job(job: Any, dl: Deadline, budget: int, isolate: bool, on_wait: Any, l
 def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | None,
             ws_starts: NDArray[np.int64] | None, ws_obj: float | None, lb0: float,
             solver: str, formulation: str, model: dict[str, Any],
-            runtime: float, notes: list[str] | None = None) -> SolveResult:
+            runtime: float, notes: list[str] | None = None,
+            ws_source: str = "mcsf") -> SolveResult:
     meta = {"solver": solver, "formulation": formulation, "solver_status": res.message}
     best: tuple[Schedule, FeasibilityReport] | None = None
     source = ""
@@ -463,7 +543,7 @@ def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | 
         else:
             notes.append(f"solver solution rejected by the validator: {rep}")
     if ws_starts is not None:
-        sched, rep = _schedule(instance, ws_starts, "mip:warm-start(mcsf)", meta)
+        sched, rep = _schedule(instance, ws_starts, f"mip:warm-start({ws_source})", meta)
         if rep.ok and (best is None or (rep.objective or math.inf) < (best[1].objective
                                                                        or math.inf)):
             best, source = (sched, rep), "warm_start"

@@ -25,7 +25,8 @@ from tests.bruteforce import brute_force_opt
 TINY = sorted(Path("instances/tiny").glob("*.json"))
 AVAILABLE = [r["name"] for r in solver_availability() if r["available"]]
 COMBOS = [(s, f) for s in AVAILABLE for f in ("naive", "tight", "tight+cuts", "tight+cores")] + (
-    [("cpsat", "cp"), ("cpsat", "cp+cores"), ("cpsat", "cp+pairs")] if "cpsat" in AVAILABLE
+    [("cpsat", "cp"), ("cpsat", "cp+cores"), ("cpsat", "cp+pairs"), ("cpsat", "cp+exact")]
+    if "cpsat" in AVAILABLE
     else [])
 
 

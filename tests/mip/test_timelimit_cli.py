@@ -59,6 +59,10 @@ def test_cli_solvers(capsys):
     assert main(["solvers", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["solvers"]
     assert {r["name"] for r in rows if r["available"]} == {"highs", "cbc", "cpsat", "scipy"}
+    forms = {r["name"]: r["capabilities"]["formulations"] for r in rows}
+    assert "cp+exact" in forms["cpsat"] and "cp+exact" not in forms["highs"]
+    assert main(["solvers"]) == 0
+    assert "cp+pairs, cp+exact" in capsys.readouterr().out
 
 
 def test_cli_bound_json(capsys):

@@ -60,12 +60,17 @@ class Capabilities:
         Honours ``threads`` (parallel search).
     lp_relaxation
         Solves the LP relaxation (``relax=True``).
+    formulations
+        The formulation names :func:`kvopt.mip.solve` accepts with this backend (the
+        time-indexed MILPs of :mod:`kvopt.mip.builder`; CP-SAT also runs the CP models of
+        :mod:`kvopt.mip.cpmodel`, documented at :data:`kvopt.mip.solving.CP_FORMULATIONS`).
     """
 
     mip_start: bool
     reports_bound: bool
     threads: bool
     lp_relaxation: bool
+    formulations: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, bool]:
         """JSON-ready form."""

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.mip.builder import FORMULATIONS
 from kvopt.mip.data import MILPData
 
 
@@ -51,7 +52,8 @@ class CbcBackend:
     module = "pulp"
     description = "COIN-OR CBC via PuLP (bundled binary)"
     capabilities = Capabilities(mip_start=True, reports_bound=True, threads=True,
-                                lp_relaxation=True)
+                                lp_relaxation=True,
+                                formulations=FORMULATIONS)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:

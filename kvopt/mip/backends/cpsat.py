@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.mip.builder import FORMULATIONS
 from kvopt.mip.data import MILPData
+
+#: The CP-SAT models of :mod:`kvopt.mip.cpmodel` (only this backend runs them): ``cp``
+#: (staircase cumulative, cliques, symmetry breaking, start windows, LP pre-bound),
+#: ``cp+cores`` (+ level-1/2 cores), ``cp+pairs`` (+ exact pairwise lags), ``cp+exact``
+#: (``cp+pairs`` + primal search + reduced-cost fixing, :mod:`kvopt.mip.fixing`).
+CP_MODELS = ("cp", "cp+cores", "cp+pairs", "cp+exact")
 
 
 def cpsat_status(solver: object, code: object) -> str:
@@ -69,7 +76,8 @@ class CpSatBackend:
     module = "ortools"
     description = "OR-Tools CP-SAT (integer programs; also runs the 'cp' formulation)"
     capabilities = Capabilities(mip_start=True, reports_bound=True, threads=True,
-                                lp_relaxation=False)
+                                lp_relaxation=False,
+                                formulations=(*FORMULATIONS, *CP_MODELS))
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:

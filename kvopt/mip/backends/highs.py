@@ -1,5 +1,6 @@
 """HiGHS through highspy (``passModel`` of a column-wise ``HighsLp``, MIP start by
-``setSolution``)."""
+``setSolution``). An LP relaxation solved to optimality also returns its row duals
+(``info["row_dual"]``, HiGHS' sign convention), used by :mod:`kvopt.mip.fixing`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.mip.builder import FORMULATIONS
 from kvopt.mip.data import MILPData
 
 
@@ -30,7 +32,8 @@ class HighsBackend:
     module = "highspy"
     description = "HiGHS MIP solver via highspy"
     capabilities = Capabilities(mip_start=True, reports_bound=True, threads=True,
-                                lp_relaxation=True)
+                                lp_relaxation=True,
+                                formulations=FORMULATIONS)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:
@@ -95,5 +98,7 @@ class HighsBackend:
             status, bound = "error", -np.inf
         if not np.isfinite(bound) and status != "infeasible":
             bound = -np.inf
-        return BackendResult(status, x, obj, bound, runtime, h.modelStatusToString(ms),
-                             {"nodes": int(getattr(info, "mip_node_count", 0))})
+        extra: dict[str, object] = {"nodes": int(getattr(info, "mip_node_count", 0))}
+        if relax and status == "optimal" and info.dual_solution_status == 2:
+            extra["row_dual"] = np.array(h.getSolution().row_dual, dtype=np.float64)
+        return BackendResult(status, x, obj, bound, runtime, h.modelStatusToString(ms), extra)

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.mip.builder import FORMULATIONS
 from kvopt.mip.data import MILPData
 
 
@@ -29,7 +30,8 @@ class ScipyBackend:
     module = "scipy"
     description = "scipy.optimize.milp (HiGHS inside SciPy, no warm start)"
     capabilities = Capabilities(mip_start=False, reports_bound=True, threads=False,
-                                lp_relaxation=True)
+                                lp_relaxation=True,
+                                formulations=FORMULATIONS)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
               relax: bool = False, verbose: bool = False) -> BackendResult:
