@@ -40,7 +40,8 @@ def test_opt_is_below_every_policy(inst, seed):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=small_instances(), seed=st.integers(0, 2**16))
+@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
+       seed=st.integers(0, 2**16))
 def test_cp_exact_opt_is_below_every_policy(inst, seed):
     # the CP-SAT model with reduced-cost fixing and the primal search (cp+exact)
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
