@@ -20,6 +20,16 @@ Proof: if ``t`` lies in ``I_i`` and ``I_j``, the lag disjunction gives either
 group_requests`) share one interval and join ``S`` together, which needs the same condition
 for the pair of two copies: ``beta_i - alpha_i <= lag[i, i']``.
 
+**Level q.** With the level-``q`` lags ``lag_q[i, j] = o_i - max(floor((M - s_i - o_i) / q)
+- s_j, 0)`` (``lag_1`` = the pairwise lags) in the same conditions, no slot lies in more than
+``q`` intervals of ``S`` (rows ``<= q``). Proof: let ``t`` lie in the intervals of a set
+``Q`` of ``q + 1`` requests and ``i`` be the first of ``Q`` to complete. For ``j`` in
+``Q - {i}``, ``k_j <= t - alpha_j < k_i + beta_i - alpha_j <= k_i + lag_q[i, j] <= c_i``
+and ``c_j >= c_i``, so ``j`` runs at ``c_i`` and holds ``s_j + c_i - k_j >= s_j + o_i -
+lag_q[i, j] + 1 >= floor(D / q) + 1 > D / q`` tokens, ``D = M - s_i - o_i``. With ``i`` at
+its peak the memory at ``c_i`` exceeds ``s_i + o_i + D = M``. The level-``q`` cores of
+:func:`~kvopt.mip.bounds.core_lengths` are the case ``alpha_j = -s_j`` with one tail.
+
 **Choosing the intervals.** For a fixed ``S`` the conditions are difference constraints;
 they have a solution with ``beta_i >= alpha_i`` iff the digraph with arc weights ``lag[i, j]``
 on ``S`` has no negative cycle, and the interval lengths ``L_i = beta_i - alpha_i`` are then
@@ -46,19 +56,22 @@ from kvopt.mip.data import MILPData
 
 @dataclass(frozen=True)
 class IntervalFamily:
-    """A set of requests and their lag intervals ``[k + alpha, k + beta)`` (request indices)."""
+    """A set of requests and their lag intervals ``[k + alpha, k + beta)`` (request indices),
+    at most ``level`` of which contain any slot."""
 
     members: NDArray[np.int64]
     alpha: NDArray[np.int64]
     beta: NDArray[np.int64]
+    level: int = 1
 
 
-def _lags(instance: Instance) -> NDArray[np.int64]:
-    """``lag[i, j]`` of :func:`kvopt.mip.cpmodel.pair_lags`, diagonal = lag between two copies."""
+def _lags(instance: Instance, q: int = 1) -> NDArray[np.int64]:
+    """Level-``q`` lags ``o_i - max(floor((M - s_i - o_i) / q) - s_j, 0)`` (``q = 1``: those
+    of :func:`kvopt.mip.cpmodel.pair_lags`); diagonal = the lag between two copies of ``i``."""
     s = instance.prompt.astype(np.int64)
     o = instance.output.astype(np.int64)
-    peak = s + o
-    return o[:, None] - np.maximum(int(instance.memory) - peak[:, None] - s[None, :], 0)
+    room = int(instance.memory) - s - o
+    return o[:, None] - np.maximum(room[:, None] // int(q) - s[None, :], 0)
 
 
 def _no_negative_cycle(w: NDArray[np.float64]) -> bool:
@@ -103,7 +116,8 @@ def _allocate(lag: NDArray[np.float64], weights: NDArray[np.float64]
 
 
 def interval_families(instance: Instance, groups: list[NDArray[np.int64]] | None = None, *,
-                      n_families: int = 3) -> list[IntervalFamily]:
+                      n_families: int = 3, levels: tuple[int, ...] = (1,)
+                      ) -> list[IntervalFamily]:
     """Lag-interval families of ``instance`` (see the module docstring for the proof).
 
     Family 0 grows ``S`` greedily by decreasing peak and maximises the total interval length;
@@ -118,7 +132,10 @@ def interval_families(instance: Instance, groups: list[NDArray[np.int64]] | None
         Groups of identical requests (:func:`~kvopt.mip.builder.group_requests`) that must
         join or leave a family together with one interval; default: singletons.
     n_families
-        How many families (1 to 3).
+        How many families per level (1 to 3).
+    levels
+        Levels ``q`` (module docstring): ``q = 1`` uses the pairwise lags, ``q >= 2`` the
+        level-``q`` lags.
 
     Examples
     --------
@@ -129,7 +146,15 @@ def interval_families(instance: Instance, groups: list[NDArray[np.int64]] | None
     """
     if groups is None:
         groups = [np.array([i], dtype=np.int64) for i in range(instance.n)]
-    lag_all = _lags(instance)
+    out: list[IntervalFamily] = []
+    for q in levels:
+        out += _families_of_level(instance, groups, int(q), n_families)
+    return out
+
+
+def _families_of_level(instance: Instance, groups: list[NDArray[np.int64]], q: int,
+                       n_families: int) -> list[IntervalFamily]:
+    lag_all = _lags(instance, q)
     reps = np.array([int(g[0]) for g in groups], dtype=np.int64)
     multi = np.array([g.size > 1 for g in groups])
     peak = (instance.prompt + instance.output)[reps]
@@ -165,7 +190,7 @@ def interval_families(instance: Instance, groups: list[NDArray[np.int64]] | None
         if mem:
             out.append(IntervalFamily(np.array(mem, dtype=np.int64),
                                       np.array(al, dtype=np.int64),
-                                      np.array(be, dtype=np.int64)))
+                                      np.array(be, dtype=np.int64), level=q))
     return out
 
 
@@ -189,7 +214,7 @@ def check_family(instance: Instance, fam: IntervalFamily) -> bool:
     >>> check_family(inst, IntervalFamily(np.array([0, 1]), np.array([0, 0]), np.array([7, 6])))
     False
     """
-    lag = _lags(instance)
+    lag = _lags(instance, fam.level)
     m = fam.members
     viol = (fam.beta[:, None] - fam.alpha[None, :]) > lag[np.ix_(m, m)]
     same = m[:, None] == m[None, :]
@@ -234,7 +259,7 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
         C.append(jc)
         V.append(np.ones(jc.size))
         rl.append(np.full(present.size, -np.inf))
-        ru.append(np.ones(present.size))
+        ru.append(np.full(present.size, float(fam.level)))
         kinds += [f"interval{f}"] * present.size
         nrow += present.size
     A2 = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))),
@@ -348,12 +373,15 @@ class IntervalBound:
     meta: dict[str, Any]
 
 
-def _solve_lp_duals(data: MILPData, time_limit: float
+def _solve_lp_duals(data: MILPData, time_limit: float, method: str = "simplex"
                     ) -> tuple[str, float | None, NDArray[np.float64] | None]:
     import highspy
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    if method == "ipm":       # interior point without crossover: approximate duals suffice
+        h.setOptionValue("solver", "ipm")
+        h.setOptionValue("run_crossover", "off")
     h.setOptionValue("threads", 1)
     h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     inf = highspy.kHighsInf
@@ -383,6 +411,7 @@ def _solve_lp_duals(data: MILPData, time_limit: float
 
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                    upper: float | None = None, n_families: int = 3,
+                   levels: tuple[int, ...] = (1,),
                    memory_budget: str | int | float | None = None) -> IntervalBound:
     """Lower bound from the ``tight+cores`` LP plus the lag-interval rows (module docstring).
 
@@ -398,8 +427,8 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     upper
         TEL of a feasible schedule (default MC-SF); it sets the start windows
         (:func:`kvopt.mip.builder.start_windows`, which keep every optimal schedule).
-    n_families
-        Lag-interval families (:func:`interval_families`).
+    n_families, levels
+        Lag-interval families per level and their levels (:func:`interval_families`).
     memory_budget
         As in :func:`kvopt.mip.relaxations.lp_bound` (checked on the ``tight+cores`` part).
 
@@ -445,7 +474,7 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                                 "the interval rows) exceeds the memory budget",
                                 estimate=est, budget=budget)
     base = build_milp(instance, "tight+cores", upper=upper)
-    fams = interval_families(instance, base.groups, n_families=n_families)
+    fams = interval_families(instance, base.groups, n_families=n_families, levels=levels)
     data = add_interval_rows(base, fams)
 
     def left() -> float:
@@ -470,3 +499,49 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     bound -= 1e-9 * max(1.0, abs(bound))
     return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
                          families=len(fams), seconds=time.perf_counter() - t0, meta=meta)
+
+
+def reduced_cost_fixing(data: MILPData, mu: NDArray[np.float64], upper: float,
+                        rows: NDArray[np.int64] | None = None) -> tuple[MILPData, float]:
+    """Drop the start columns that no schedule of TEL ``<= upper`` can use (Lagrangian
+    reduced costs); returns the smaller model and ``L(mu)``.
+
+    With ``r = c + A^T mu`` and ``m_g = min_{j in g} r_j``, any feasible counts ``y`` have
+    ``c^T y >= L(mu) + sum_j (r_j - m_{g(j)}) y_j`` (the proof of :func:`lagrangian_value`
+    with the minimum subtracted per column). A column with ``L(mu) + r_j - m_{g(j)} > upper``
+    is therefore 0 in every schedule of TEL ``<= upper``, in particular in every optimal one
+    when ``upper`` is a feasible TEL: bounds of the smaller model stay valid.
+
+    Examples
+    --------
+    >>> from kvopt.mip.builder import build_milp
+    >>> d = build_milp(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]),
+    ...                "tight")
+    >>> small, L = reduced_cost_fixing(d, np.zeros(d.n_rows - 2), upper=12.0)
+    >>> d.n_cols, small.n_cols, L
+    (14, 2, 12.0)
+    """
+    import dataclasses
+
+    assert data.col_group is not None and data.col_start is not None
+    if rows is None:
+        rows = _relaxed_rows(data)
+    mu = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
+    val, _ = lagrangian_value(data, mu, rows)
+    r = data.c + data.A[rows].T @ mu
+    cg = data.col_group
+    starts = np.flatnonzero(np.concatenate([[True], cg[1:] != cg[:-1]]))
+    mins = np.minimum.reduceat(r, starts)
+    counts = np.diff(np.append(starts, cg.size))
+    rc = r - np.repeat(mins, counts)
+    keep = val + rc <= upper + 1e-6 * max(1.0, abs(upper))
+    keep[starts + np.array([int(np.argmin(r[a: a + c])) for a, c in zip(starts, counts,
+                                                                         strict=True)])] = True
+    idx = np.flatnonzero(keep)
+    meta = dict(data.meta)
+    meta["rc_fixed"] = int(data.n_cols - idx.size)
+    small = dataclasses.replace(
+        data, c=data.c[idx], A=data.A.tocsc()[:, idx].tocsr(), col_lower=data.col_lower[idx],
+        col_upper=data.col_upper[idx], integrality=data.integrality[idx],
+        col_group=cg[idx], col_start=data.col_start[idx], x0=None, meta=meta)
+    return small, val
