@@ -284,7 +284,8 @@ def lagrangian_value(data: MILPData, mu: NDArray[np.float64],
                      ) -> tuple[float, NDArray[np.float64]]:
     """Lagrangian bound of a time-indexed model for multipliers ``mu >= 0`` on its ``<=`` rows.
 
-    ``L(mu) = sum_g |g| min_{j in g} (c_j + A_j^T mu) - mu^T b`` where the minimum runs over
+    ``L(mu) = sum_g |g| min_{j in g} (c_j + A_j^T mu) - mu^T b`` (computed by
+    :func:`kvopt.mip.fixing.lagrangian_reduced_costs`) where the minimum runs over
     the columns (start slots) of group ``g``. For the optimal counts ``y*`` (integer, within
     the windows, ``A y* <= b``, ``sum_{j in g} y*_j = |g|``)::
 
@@ -301,24 +302,20 @@ def lagrangian_value(data: MILPData, mu: NDArray[np.float64],
     >>> lagrangian_value(d, np.zeros(d.n_rows - 2))[0]    # mu = 0: both start at 0
     12.0
     """
+    from kvopt.mip.fixing import lagrangian_reduced_costs
+
     assert data.col_group is not None
     if rows is None:
         rows = _relaxed_rows(data)
-    mu = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
-    Ar = data.A[rows]
-    r = data.c + Ar.T @ mu
+    full = np.zeros(data.n_rows)
+    full[rows] = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
+    val, delta = lagrangian_reduced_costs(data, full)
+    # minimiser: all of a group's count on its first column of reduced cost 0
     cg = data.col_group
-    starts = np.flatnonzero(np.concatenate([[True], cg[1:] != cg[:-1]]))
-    if np.unique(cg[starts]).size != starts.size:
-        raise ValueError("columns of a group must be contiguous")
-    mins = np.minimum.reduceat(r, starts)
-    size = np.array([data.groups[int(g)].size for g in cg[starts]], dtype=np.float64)
-    val = float(size @ mins) - float(mu @ data.row_upper[rows]) + float(data.obj_offset)
-    # argmin per group
     x = np.zeros(data.n_cols)
-    ends = np.append(starts[1:], cg.size)
-    for g, (a, b) in enumerate(zip(starts, ends, strict=True)):
-        x[a + int(np.argmin(r[a:b]))] = size[g]
+    order = np.lexsort((delta, cg))
+    first = order[np.concatenate([[True], cg[order][1:] != cg[order][:-1]])]
+    x[first] = [data.groups[int(g)].size for g in cg[first]]
     return val, x
 
 
@@ -499,48 +496,3 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
                          families=len(fams), seconds=time.perf_counter() - t0, meta=meta)
 
-
-def reduced_cost_fixing(data: MILPData, mu: NDArray[np.float64], upper: float,
-                        rows: NDArray[np.int64] | None = None) -> tuple[MILPData, float]:
-    """Drop the start columns that no schedule of TEL ``<= upper`` can use (Lagrangian
-    reduced costs); returns the smaller model and ``L(mu)``.
-
-    With ``r = c + A^T mu`` and ``m_g = min_{j in g} r_j``, any feasible counts ``y`` have
-    ``c^T y >= L(mu) + sum_j (r_j - m_{g(j)}) y_j`` (the proof of :func:`lagrangian_value`
-    with the minimum subtracted per column). A column with ``L(mu) + r_j - m_{g(j)} > upper``
-    is therefore 0 in every schedule of TEL ``<= upper``, in particular in every optimal one
-    when ``upper`` is a feasible TEL: bounds of the smaller model stay valid.
-
-    Examples
-    --------
-    >>> from kvopt.mip.builder import build_milp
-    >>> d = build_milp(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]),
-    ...                "tight")
-    >>> small, L = reduced_cost_fixing(d, np.zeros(d.n_rows - 2), upper=12.0)
-    >>> d.n_cols, small.n_cols, L
-    (14, 2, 12.0)
-    """
-    import dataclasses
-
-    assert data.col_group is not None and data.col_start is not None
-    if rows is None:
-        rows = _relaxed_rows(data)
-    mu = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
-    val, _ = lagrangian_value(data, mu, rows)
-    r = data.c + data.A[rows].T @ mu
-    cg = data.col_group
-    starts = np.flatnonzero(np.concatenate([[True], cg[1:] != cg[:-1]]))
-    mins = np.minimum.reduceat(r, starts)
-    counts = np.diff(np.append(starts, cg.size))
-    rc = r - np.repeat(mins, counts)
-    keep = val + rc <= upper + 1e-6 * max(1.0, abs(upper))
-    keep[starts + np.array([int(np.argmin(r[a: a + c])) for a, c in zip(starts, counts,
-                                                                         strict=True)])] = True
-    idx = np.flatnonzero(keep)
-    meta = dict(data.meta)
-    meta["rc_fixed"] = int(data.n_cols - idx.size)
-    small = dataclasses.replace(
-        data, c=data.c[idx], A=data.A.tocsc()[:, idx].tocsr(), col_lower=data.col_lower[idx],
-        col_upper=data.col_upper[idx], integrality=data.integrality[idx],
-        col_group=cg[idx], col_start=data.col_start[idx], x0=None, meta=meta)
-    return small, val
