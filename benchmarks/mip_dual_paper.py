@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--certs", default=str(CERTS))
     p.add_argument("--out", default=None)
+    p.add_argument("--reuse", default=None, metavar="JSON",
+                   help="take the records of these instances from an earlier run's --out "
+                   "(same --time) instead of recomputing them")
     args = p.parse_args(argv)
     a, b = (int(x) for x in args.seeds.split("-"))
     kinds = [m for m in args.models.split(",") if m]
@@ -75,6 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     from dask.distributed import Client, LocalCluster, as_completed
 
     recs: list[dict[str, Any]] = []
+    reused: dict[str, Any] = {}
+    if args.reuse:
+        import json
+
+        reused = json.loads(Path(args.reuse).read_text())
+        have = {(r["kind"], r["seed"]): r for r in reused["records"]}
+        recs = [have[k] for k in tasks if k in have]
+        tasks = [k for k in tasks if k not in have]
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         futs = [client.submit(run_one, k, s, args.time, args.certs, pure=False)
@@ -107,11 +118,16 @@ def main(argv: list[str] | None = None) -> int:
                   f"{sum(r['intervals_status'] == 'optimal' for r in rs)}/{len(rs)}")
     print(f"wall time {wall:.0f} s on {args.workers} dask workers; interval_bound time limit "
           f"{args.time:g} s per instance")
+    if reused:
+        print(f"({len(recs) - len(tasks)} records reused from {args.reuse}: "
+              f"{' '.join(reused['argv'])}, wall time {reused['wall_s']:.0f} s)")
     if args.out:
         from kvopt.core.io import write_json
 
         write_json(args.out, {"argv": sys.argv[1:] if argv is None else argv, "wall_s": wall,
-                              "workers": args.workers, "records": recs})
+                              "workers": args.workers, "records": recs,
+                              "reused_run": {k: reused.get(k) for k in ("argv", "wall_s")}
+                              if reused else None})
     return 0
 
 
