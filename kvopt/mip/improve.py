@@ -5,8 +5,10 @@ Two moves share one incumbent (a vector of start slots, always feasible):
 - **list search** (:func:`sgs_decode`): a priority list is decoded by the *serial schedule
   generation scheme*: requests are taken in list order and each starts at the earliest slot
   ``k >= a_i`` at which its ramp ``s_i + 1, ..., s_i + o_i`` fits under ``M`` on top of the
-  requests already placed. Random insertion moves on the list, accepted with a simulated
-  annealing rule. Every decode is feasible by construction; the best one seen is kept.
+  requests already placed. Random insertion, swap and block moves on the list, accepted with
+  a simulated annealing rule (cooling cycles over the budget, each restarting from the best
+  list); a candidate is re-decoded only from its first changed position. Every decode is
+  feasible by construction; the best one seen is kept.
 - **LNS with CP-SAT** (:func:`lns_step`): most start slots are fixed; a *neighbourhood* (the
   requests starting in a time window, or a random subset, or the requests running at a
   random slot) is re-optimised exactly by CP-SAT on the staircase model of
@@ -123,6 +125,110 @@ def _order_of(starts: NDArray[np.int64], instance: Instance) -> NDArray[np.int64
     return np.lexsort((np.arange(instance.n), instance.output, starts))
 
 
+class _IncrementalSGS:
+    """:func:`sgs_decode` that re-decodes a list only from the first changed position.
+
+    Two buffers (current and candidate) keep the free-memory profile and the busy end
+    after every list prefix; a candidate list that shares its first ``p`` entries with the
+    current one is decoded from position ``p`` on, and :meth:`accept` swaps the buffers
+    (copying the shared prefix rows).
+    The starts are identical to :func:`sgs_decode` of the same list.
+    """
+
+    def __init__(self, instance: Instance, order: NDArray[np.int64]) -> None:
+        a, s, o = instance.arrival, instance.prompt, instance.output
+        self.n = instance.n
+        self.a = [int(x) for x in a]
+        self.o = [int(x) for x in o]
+        self.need = [int(s[i]) + np.arange(1, int(o[i]) + 1, dtype=np.int64)
+                     for i in range(self.n)]
+        self.base = float((o - a).sum())
+        H = int(a.max() + o.sum()) + int(o.max()) + 2
+        M = int(instance.memory)
+        self.free = [np.full((self.n + 1, H), M, dtype=np.int64) for _ in range(2)]
+        self.busy = [np.zeros(self.n + 1, dtype=np.int64) for _ in range(2)]
+        self.starts = [np.zeros(self.n, dtype=np.int64) for _ in range(2)]
+        self.order = np.asarray(order, dtype=np.int64).copy()
+        self._decode(1, self.order, 0)
+        self.cur = 1
+        self.value = self.base + float(self.starts[1].sum())
+
+    def _decode(self, b: int, order: NDArray[np.int64], p: int) -> None:
+        free, busy, starts = self.free[b], self.busy[b], self.starts[b]
+        if b != getattr(self, "cur", b):
+            c = self.cur
+            free[p] = self.free[c][p]
+            busy[p] = self.busy[c][p]
+            starts[:] = self.starts[c]
+        window = np.lib.stride_tricks.sliding_window_view
+        for q in range(p, self.n):
+            i = int(order[q])
+            ai, oi, need = self.a[i], self.o[i], self.need[i]
+            f = free[q + 1]
+            f[:] = free[q]
+            be = int(busy[q])
+            k = ai
+            if ai < be:
+                ok = (window(f[ai + 1: be + oi + 1], oi) >= need).all(axis=1)
+                k = ai + int(np.argmax(ok))
+            starts[i] = k
+            f[k + 1: k + oi + 1] -= need
+            busy[q + 1] = max(be, k + oi)
+
+    def evaluate(self, order: NDArray[np.int64], p: int) -> float:
+        """TEL of the decode of ``order`` (equal to the current list before ``p``)."""
+        self._decode(1 - self.cur, order, p)
+        self._cand, self._p = order, p
+        return self.base + float(self.starts[1 - self.cur].sum())
+
+    def accept(self, value: float) -> None:
+        """Make the last evaluated list the current one."""
+        old, p = self.cur, self._p
+        self.cur = 1 - old
+        self.free[self.cur][:p] = self.free[old][:p]  # the shared prefix rows
+        self.busy[self.cur][:p] = self.busy[old][:p]
+        self.order = self._cand
+        self.value = value
+
+    @property
+    def current_starts(self) -> NDArray[np.int64]:
+        return self.starts[self.cur].copy()
+
+
+def _move(order: NDArray[np.int64], rng: np.random.Generator
+          ) -> tuple[NDArray[np.int64], int] | None:
+    """A random neighbour of a priority list and the first position it changes.
+
+    Insertions (mostly short distances), swaps of two nearby entries, and moves of a block of
+    2-5 consecutive entries."""
+    n = order.size
+    r = rng.random()
+    if r < 0.7:  # insertion
+        i = int(rng.integers(n))
+        j = (int(np.clip(i + rng.integers(-5, 6), 0, n - 1)) if r < 0.5
+             else int(rng.integers(n)))
+        if i == j:
+            return None
+        return np.insert(np.delete(order, i), j, order[i]), min(i, j)
+    if r < 0.85:  # swap
+        i = int(rng.integers(n))
+        j = int(np.clip(i + rng.integers(-10, 11), 0, n - 1))
+        if i == j:
+            return None
+        cand = order.copy()
+        cand[i], cand[j] = cand[j], cand[i]
+        return cand, min(i, j)
+    size = int(rng.integers(2, 6))  # block move
+    if size >= n:
+        return None
+    i = int(rng.integers(n - size + 1))
+    rest = np.concatenate((order[:i], order[i + size:]))
+    j = int(np.clip(i + rng.integers(-10, 11), 0, rest.size))
+    if i == j:
+        return None
+    return np.concatenate((rest[:j], order[i: i + size], rest[j:])), min(i, j)
+
+
 def list_search(
     instance: Instance,
     starts: NDArray[np.int64],
@@ -131,15 +237,20 @@ def list_search(
     deadline: float,
     max_evals: int | None = None,
     temperature: float | None = None,
+    cycles: int = 4,
     tick: Callable[[], None] | None = None,
     now: Callable[[], float] = time.perf_counter,
 ) -> tuple[NDArray[np.int64], int]:
     """Simulated annealing over priority lists decoded by :func:`sgs_decode`.
 
-    Starts from the list of ``starts`` sorted by start slot; moves are random insertions
-    (mostly short distances). Returns the best decode (or ``starts`` if nothing better) and
-    the number of decodes. ``deadline`` is read on the clock ``now``; ``tick`` is called
-    every 100 decodes (progress).
+    Starts from the list of ``starts`` sorted by start slot. Moves (:func:`_move`): random
+    insertions (mostly short distances), swaps, block moves; each candidate is re-decoded only
+    from its first changed position (:class:`_IncrementalSGS`). The run is split into
+    ``cycles`` annealing cycles over the budget (``max_evals`` decodes if given, else the time
+    to ``deadline``); each cycle cools linearly from ``temperature`` to 0 and starts again
+    from the best list. Returns the best decode (or ``starts`` if nothing better) and the
+    number of decodes. ``deadline`` is read on the clock ``now``; ``tick`` is called every
+    100 decodes (progress).
 
     Examples
     --------
@@ -154,32 +265,36 @@ def list_search(
     best_v = instance.tel_of_starts(best)
     if n < 2:
         return best, 0
-    order = _order_of(best, instance)
-    cur = sgs_decode(instance, order)
-    cur_v = instance.tel_of_starts(cur)
-    if cur_v < best_v:
-        best, best_v = cur, cur_v
-    T0 = temperature if temperature is not None else max(0.002 * best_v / n, 0.5)
+    dec = _IncrementalSGS(instance, _order_of(best, instance))
+    best_order = dec.order.copy()
+    if dec.value < best_v:
+        best, best_v = dec.current_starts, dec.value
+    T0 = temperature if temperature is not None else max(0.04 * best_v / n, 1.0)
+    t_start = now()
+    span = max(deadline - t_start, 1e-9)
     evals = 1
+    cycle = 0
     while now() < deadline and (max_evals is None or evals < max_evals):
-        i = int(rng.integers(n))
-        if rng.random() < 0.7:
-            j = int(np.clip(i + rng.integers(-5, 6), 0, n - 1))
-        else:
-            j = int(rng.integers(n))
-        if i == j:
+        frac = evals / max_evals if max_evals is not None else (now() - t_start) / span
+        c = min(int(frac * cycles), cycles - 1)
+        if c != cycle:  # new cycle: restart from the best list
+            cycle = c
+            if dec.value > best_v:
+                dec.evaluate(best_order.copy(), 0)
+                dec.accept(best_v)
+        temp = T0 * max(1.0 - (frac * cycles - c), 0.0)
+        mv = _move(dec.order, rng)
+        if mv is None:
             continue
-        cand = np.insert(np.delete(order, i), j, order[i])
-        st = sgs_decode(instance, cand)
-        v = instance.tel_of_starts(st)
+        cand, p = mv
+        v = dec.evaluate(cand, p)
         evals += 1
         if tick is not None and evals % 100 == 0:
             tick()
-        temp = T0 * max(1.0 - evals / (max_evals or 20000), 0.05)
-        if v <= cur_v or rng.random() < math.exp(-(v - cur_v) / temp):
-            order, cur_v = cand, v
+        if v <= dec.value or (temp > 0 and rng.random() < math.exp(-(v - dec.value) / temp)):
+            dec.accept(v)
             if v < best_v:
-                best, best_v = st, v
+                best, best_v, best_order = dec.current_starts, v, cand.copy()
     return best, evals
 
 
@@ -297,12 +412,14 @@ def improve(
     seed: int = 0,
     initial: NDArray[np.int64] | None = None,
     lower: float | None = None,
-    list_share: float = 0.6,
+    list_share: float = 0.9,
     neighbourhood: int = 8,
     sub_time: float = 1.0,
     max_steps: int | None = None,
     progress: bool = False,
     clock: str = "wall",
+    temperature: float | None = None,
+    cycles: int = 2,
 ) -> Any:
     """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
 
@@ -329,6 +446,9 @@ def improve(
         CP-SAT time limit per LNS step (s).
     max_steps
         Stop after this many LNS steps (and ``max_steps * 50`` list decodes).
+    temperature, cycles
+        Simulated annealing of the list search (:func:`list_search`): initial temperature
+        (default ``0.04 * TEL / n`` of the best starting point) and number of cooling cycles.
     clock
         ``"wall"`` (default): ``time_limit`` is wall-clock seconds; ``"cpu"``: CPU seconds of
         this process (all threads, CP-SAT included), for fair budgets on a loaded machine.
@@ -400,6 +520,7 @@ def improve(
         ls_deadline = min(deadline, t0 + list_share * time_limit)
         cand, evals = list_search(instance, best, rng=rng, deadline=ls_deadline,
                                   max_evals=None if max_steps is None else 50 * max_steps,
+                                  temperature=temperature, cycles=cycles,
                                   tick=report, now=now)
         if instance.tel_of_starts(cand) < best_v:
             best, best_v = cand, instance.tel_of_starts(cand)

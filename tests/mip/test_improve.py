@@ -13,7 +13,14 @@ from kvopt.cli.main import main
 from kvopt.core.generators import model1, model2
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.core.schedule import Schedule
-from kvopt.mip.improve import improve, lns_step, memory_of, sgs_decode
+from kvopt.mip.improve import (
+    _IncrementalSGS,
+    _move,
+    improve,
+    lns_step,
+    memory_of,
+    sgs_decode,
+)
 from tests.bruteforce import brute_force_opt
 from tests.strategies import small_instances as instances
 
@@ -36,6 +43,30 @@ def test_every_sgs_decode_is_feasible_and_earliest(inst, perm_seed):
             trial = np.append(starts[placed], k)
             H = int(trial.max() + sub.output.max() + 2)
             assert memory_of(sub, trial, H).max() > inst.memory
+
+
+@settings(max_examples=100, deadline=None)
+@given(inst=instances(max_n=8), seed=st.integers(0, 2**16))
+def test_incremental_decode_equals_sgs_decode(inst, seed):
+    """Re-decoding from the first changed position gives exactly sgs_decode's starts, along
+    a random walk of moves (accepted or not); every move is a permutation that keeps the
+    list before its reported position."""
+    rng = np.random.default_rng(seed)
+    dec = _IncrementalSGS(inst, rng.permutation(inst.n))
+    assert (dec.current_starts == sgs_decode(inst, dec.order)).all()
+    for _ in range(30):
+        mv = _move(dec.order, rng) if inst.n >= 2 else None
+        if mv is None:
+            continue
+        cand, p = mv
+        assert sorted(cand.tolist()) == list(range(inst.n))
+        assert (cand[:p] == dec.order[:p]).all()
+        v = dec.evaluate(cand, p)
+        ref = sgs_decode(inst, cand)
+        assert v == inst.tel_of_starts(ref)
+        if rng.random() < 0.5:
+            dec.accept(v)
+            assert (dec.current_starts == ref).all() and dec.value == v
 
 
 @settings(max_examples=40, deadline=None)
