@@ -140,11 +140,13 @@ class _IncrementalSGS:
         self.n = instance.n
         self.a = [int(x) for x in a]
         self.o = [int(x) for x in o]
+        self.s = [int(x) for x in s]
         self.need = [int(s[i]) + np.arange(1, int(o[i]) + 1, dtype=np.int64)
                      for i in range(self.n)]
         self.base = float((o - a).sum())
         H = int(a.max() + o.sum()) + int(o.max()) + 2
         M = int(instance.memory)
+        self.slot = np.arange(H, dtype=np.int64)
         self.free = [np.full((self.n + 1, H), M, dtype=np.int64) for _ in range(2)]
         self.busy = [np.zeros(self.n + 1, dtype=np.int64) for _ in range(2)]
         self.starts = [np.zeros(self.n, dtype=np.int64) for _ in range(2)]
@@ -160,7 +162,9 @@ class _IncrementalSGS:
             free[p] = self.free[c][p]
             busy[p] = self.busy[c][p]
             starts[:] = self.starts[c]
-        window = np.lib.stride_tricks.sliding_window_view
+        from scipy.ndimage import minimum_filter1d
+
+        slot = self.slot
         for q in range(p, self.n):
             i = int(order[q])
             ai, oi, need = self.a[i], self.o[i], self.need[i]
@@ -169,8 +173,12 @@ class _IncrementalSGS:
             be = int(busy[q])
             k = ai
             if ai < be:
-                ok = (window(f[ai + 1: be + oi + 1], oi) >= need).all(axis=1)
-                k = ai + int(np.argmax(ok))
+                # start k fits iff f[t] - t >= s_i - k for t = k+1 .. k+o_i: a sliding
+                # minimum of g = f - t over windows of o_i slots (O(length), not O(length o_i))
+                g = f[ai + 1: be + oi + 1] - slot[ai + 1: be + oi + 1]
+                m = minimum_filter1d(g, oi, mode="nearest", origin=-(oi // 2))
+                ok = m[: be - ai + 1] + slot[ai: be + 1] >= self.s[i]
+                k = ai + int(np.argmax(ok)) if ok.any() else be
             starts[i] = k
             f[k + 1: k + oi + 1] -= need
             busy[q + 1] = max(be, k + oi)
