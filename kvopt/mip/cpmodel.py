@@ -95,6 +95,7 @@ def solve_cp(
     cores: tuple[int, ...] = (),
     pairs: bool = False,
     domains: list[NDArray[np.int64]] | None = None,
+    families: list[Any] | None = None,
     formulation: str | None = None,
 ) -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
     """Solve the ``cp`` formulation with CP-SAT.
@@ -118,6 +119,11 @@ def solve_cp(
         Per-request start domains (sorted slots) intersected with the start windows, e.g.
         the reduced-cost domains of :func:`kvopt.mip.fixing.reduced_cost_domains` (which
         keep the incumbent and every better schedule).
+    families
+        Lag-interval families (:func:`kvopt.mip.intervals.interval_families`): the intervals
+        ``[k_i + alpha_i, k_i + beta_i)`` of a level-``q`` family, at most ``q`` of which
+        overlap in every feasible schedule (proof in :mod:`kvopt.mip.intervals`), as one
+        ``AddNoOverlap`` (``q = 1``) or unit ``AddCumulative`` of capacity ``q``.
     formulation
         Name recorded in the stats (default from ``cores`` / ``pairs``).
 
@@ -182,6 +188,18 @@ def solve_cp(
         else:
             m.AddCumulative(ivs, [1] * len(ivs), int(q))
         n_core += len(ivs)
+    n_fam = 0
+    for fam in families or []:
+        ivs = [m.NewFixedSizeIntervalVar(k[int(i)] + int(al), int(be - al), "")
+               for i, al, be in zip(fam.members, fam.alpha, fam.beta, strict=True)
+               if be > al]
+        if len(ivs) <= fam.level:
+            continue
+        if fam.level == 1:
+            m.AddNoOverlap(ivs)
+        else:
+            m.AddCumulative(ivs, [1] * len(ivs), int(fam.level))
+        n_fam += len(ivs)
     n_pairs = 0
     if pairs:
         lag = pair_lags(instance)
@@ -218,8 +236,8 @@ def solve_cp(
     else:
         bound = -math.inf
     name = formulation or ("cp+pairs" if pairs else "cp+cores" if cores else "cp")
-    stats = {"formulation": name, "horizon": T,
-             "core_intervals": n_core, "pairs": n_pairs, "intervals": len(intervals),
+    stats = {"formulation": name, "horizon": T, "core_intervals": n_core,
+             "lag_intervals": n_fam, "pairs": n_pairs, "intervals": len(intervals),
              "cliques": len(cliques), "window_mean": float((hi - lo + 1).mean())}
     return (BackendResult(status, None, objective, bound, runtime, solver.StatusName(code)),
             starts, stats)

@@ -68,6 +68,9 @@ class Fixing:
         The incumbent TEL the fixing was computed against.
     window_mean, domain_mean
         Mean start-window length before fixing and mean domain size after.
+    families
+        The lag-interval families (:class:`kvopt.mip.intervals.IntervalFamily`) whose rows
+        were in the LP (empty without ``intervals=True``).
     """
 
     bound: float
@@ -76,6 +79,7 @@ class Fixing:
     upper: float
     window_mean: float
     domain_mean: float
+    families: list[Any] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -114,12 +118,16 @@ def reduced_cost_domains(
     *,
     formulation: str = "tight+cores",
     time_limit: float | None = None,
+    intervals: bool = False,
 ) -> Fixing | None:
     """Start domains that keep every schedule better than the incumbent ``starts``.
 
     Solves the LP relaxation of ``formulation`` (HiGHS, windows from the incumbent), then
     applies the module docstring's fixing with its row duals (both signs of HiGHS' duals are
     tried, the larger bound kept). Returns ``None`` if the LP was not solved in time.
+    ``intervals=True`` adds the level-1 lag-interval rows of :mod:`kvopt.mip.intervals`
+    (valid ``<=`` rows for every feasible schedule, proof there) to the LP: a larger bound,
+    hence more slots fixed.
 
     Examples
     --------
@@ -135,6 +143,12 @@ def reduced_cost_domains(
     st = np.asarray(starts, dtype=np.int64)
     upper = float(instance.tel_of_starts(st))
     data = build_milp(instance, formulation, upper=upper)
+    families: list[Any] = []
+    if intervals:
+        from kvopt.mip.intervals import add_interval_rows, interval_families
+
+        families = interval_families(instance, data.groups)
+        data = add_interval_rows(data, families)
     res = get_backend("highs").solve(data, time_limit=time_limit, threads=1, relax=True)
     dual = res.info.get("row_dual")
     if res.status != "optimal" or res.objective is None or dual is None:
@@ -154,7 +168,8 @@ def reduced_cost_domains(
             domains[int(i)] = ks.astype(np.int64)
     return Fixing(bound=bound, lp_value=float(res.objective), domains=domains, upper=upper,
                   window_mean=float(data.meta["window_mean"]),
-                  domain_mean=float(np.mean([d.size for d in domains])),
-                  info={"formulation": formulation, "lp_s": round(res.runtime_s, 3),
+                  domain_mean=float(np.mean([d.size for d in domains])), families=families,
+                  info={"formulation": formulation + ("+intervals" if intervals else ""),
+                        "lp_s": round(res.runtime_s, 3),
                         "seconds": round(time.perf_counter() - t0, 3),
                         "bound_ceil": math.ceil(bound - 1e-9)})

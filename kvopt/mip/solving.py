@@ -38,8 +38,10 @@ from kvopt.mip.sizing import check_memory, estimate
 #: search and reduced-cost fixing (``cp+exact``: :func:`kvopt.mip.improve.improve` from
 #: MC-SF for :data:`EXACT_IMPROVE_SHARE` of the time (at most :data:`EXACT_IMPROVE_STEPS`
 #: LNS steps per request; 10 s without a limit), its schedule as hint and upper bound;
-#: then the ``tight+cores`` LP's Lagrangian bound and the start domains of
-#: :func:`kvopt.mip.fixing.reduced_cost_domains`, which keep every better schedule).
+#: then the Lagrangian bound of the ``tight+cores`` LP with the lag-interval rows of
+#: :mod:`kvopt.mip.intervals`, the start domains of
+#: :func:`kvopt.mip.fixing.reduced_cost_domains` (which keep every better schedule) and the
+#: lag-interval families as ``AddNoOverlap`` constraints).
 CP_FORMULATIONS = CP_MODELS
 #: Formulation names accepted by :func:`solve`.
 ALL_FORMULATIONS = (*FORMULATIONS, *CP_FORMULATIONS)
@@ -286,7 +288,7 @@ def solve(
             if fix_why is None and fix_starts is not None:
                 share = dl.share(CP_LP_SHARE, reserve=POST_RESERVE_S)
                 fx = reduced_cost_domains(instance, fix_starts, time_limit=None if share is None
-                                          else max(share, 0.05))
+                                          else max(share, 0.05), intervals=True)
             fix_s = time.monotonic() - t_fix
             left = dl.remaining(POST_RESERVE_S)
             r, st, stats = solve_cp(instance, time_limit=None if left is None else max(left, 0.05),
@@ -294,6 +296,7 @@ def solve(
                                     lower=None if fx is None else fx.bound, verbose=verbose,
                                     cores=(1, 2), pairs=True,
                                     domains=None if fx is None else fx.domains,
+                                    families=None if fx is None else fx.families,
                                     formulation="cp+exact")
             stats["fixing"] = (None if fx is None else
                                {"bound": fx.bound, "lp_value": fx.lp_value,
@@ -349,7 +352,7 @@ def solve(
         fxd = model.get("fixing")
         if fxd is not None:
             bounds["lp"] = {"value": fxd["bound"], "status": "computed",
-                            "formulation": "tight+cores (Lagrangian of its LP duals)",
+                            "formulation": "tight+cores+intervals (Lagrangian of its LP duals)",
                             "seconds": fxd["seconds"]}
             lb0 = max(lb0, fxd["bound"])
         else:

@@ -57,11 +57,11 @@ def _schedules_below(inst: Instance, cap: int):
     yield from rec(0, 0)
 
 
-def _check_fixing_on(inst: Instance, incumbent) -> int:
+def _check_fixing_on(inst: Instance, incumbent, intervals: bool) -> int:
     """Assert the fixing keeps every schedule strictly better than ``incumbent``; returns
     how many such schedules were checked."""
     ub = int(inst.tel_of_starts(np.asarray(incumbent)))
-    fx = reduced_cost_domains(inst, np.asarray(incumbent))
+    fx = reduced_cost_domains(inst, np.asarray(incumbent), intervals=intervals)
     assert fx is not None
     dom = [set(d.tolist()) for d in fx.domains]
     for i, k in enumerate(incumbent):
@@ -89,10 +89,11 @@ def _run(seed: int, count: int, max_n: int) -> tuple[int, int]:
     for _ in range(count):
         inst = _random_instance(rng, max_n=max_n)
         opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
-        for inc in _incumbents(inst, rng, opt):
-            fx = reduced_cost_domains(inst, np.asarray(inc))
+        for j, inc in enumerate(_incumbents(inst, rng, opt)):
+            intervals = bool(j % 2)  # with and without the lag-interval rows
+            fx = reduced_cost_domains(inst, np.asarray(inc), intervals=intervals)
             assert fx is not None and fx.bound <= opt + 1e-6, (inst, inc)
-            schedules += _check_fixing_on(inst, inc)
+            schedules += _check_fixing_on(inst, inc, intervals)
         instances += 1
     return instances, schedules
 
@@ -150,4 +151,7 @@ def test_cp_exact_without_lp_and_its_model_record():
     assert res.bounds["lp"]["status"] == "skipped"
     assert res.bounds["lp"]["reason"] == "cp_lp_bound=False"
     assert res.model["formulation"] == "cp+exact" and res.model["pairs"] >= 1
+    res = solve(inst, solver="cpsat", formulation="cp+exact", time_limit=20)
+    assert res.status == "optimal" and res.objective == opt
+    assert res.model["lag_intervals"] >= 2 and res.model["fixing"]["bound"] <= opt
     assert "improve_s" in res.steps

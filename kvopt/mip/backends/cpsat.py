@@ -17,7 +17,8 @@ from kvopt.mip.data import MILPData
 #: The CP-SAT models of :mod:`kvopt.mip.cpmodel` (only this backend runs them): ``cp``
 #: (staircase cumulative, cliques, symmetry breaking, start windows, LP pre-bound),
 #: ``cp+cores`` (+ level-1/2 cores), ``cp+pairs`` (+ exact pairwise lags), ``cp+exact``
-#: (``cp+pairs`` + primal search + reduced-cost fixing, :mod:`kvopt.mip.fixing`).
+#: (``cp+pairs`` + primal search + lag intervals + reduced-cost fixing,
+#: :mod:`kvopt.mip.fixing`).
 CP_MODELS = ("cp", "cp+cores", "cp+pairs", "cp+exact")
 
 
