@@ -162,6 +162,8 @@ def summarise(records: list[dict[str, Any]], kind: str) -> dict[str, Any]:
             "mcsf_over_bound_mean_lp_solved": statistics.fmean(
                 [r["mcsf"] / r["bound"] for r in rs if r["lp_bound"] is not None] or [math.nan]),
             "proven_optimal": sum(r["gap"] <= 0 for r in rs),
+            "certificates_improved": sum(r.get("previous") is not None
+                                         and r["best"] < r["previous"] for r in rs),
             "median_improve_cpu_s": statistics.median(r["improve_cpu_s"] for r in rs)}
 
 
@@ -227,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
            "previous_run": {k: previous.get(k) for k in ("argv", "wall_s")} if previous else None,
            "workers": args.workers, "summary": summary, "records": records}
     cols = ["kind", "instances", "mcsf_over_best_mean", "mcsf_over_best_max",
+            "mcsf_over_improve_mean", "certificates_improved",
             "mcsf_over_ref_mean", "mcsf_over_ref_max", "improve_beats_mcsf", "ref_beats_mcsf",
             "gap_median", "gap_max", "mcsf_over_bound_mean", "lp_solved",
             "gap_median_lp_solved", "mcsf_over_bound_mean_lp_solved",

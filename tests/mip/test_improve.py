@@ -55,18 +55,50 @@ def test_incremental_decode_equals_sgs_decode(inst, seed):
     dec = _IncrementalSGS(inst, rng.permutation(inst.n))
     assert (dec.current_starts == sgs_decode(inst, dec.order)).all()
     for _ in range(30):
-        mv = _move(dec.order, rng) if inst.n >= 2 else None
-        if mv is None:
-            continue
-        cand, p = mv
-        assert sorted(cand.tolist()) == list(range(inst.n))
-        assert (cand[:p] == dec.order[:p]).all()
-        v = dec.evaluate(cand, p)
-        ref = sgs_decode(inst, cand)
+        rel = None
+        if rng.random() < 0.3:  # a delay move: one request's release changes
+            p = int(rng.integers(inst.n))
+            rel = dec.release.copy()
+            rel[dec.order[p]] = int(rng.integers(0, 2 * int(inst.output.sum()) + 2))
+            rel = np.maximum(np.minimum(rel, dec.release_cap), inst.arrival)
+            cand = dec.order
+        else:
+            mv = _move(dec.order, rng) if inst.n >= 2 else None
+            if mv is None:
+                continue
+            cand, p = mv
+            assert sorted(cand.tolist()) == list(range(inst.n))
+            assert (cand[:p] == dec.order[:p]).all()
+        v = dec.evaluate(cand, p, rel)
+        ref = sgs_decode(inst, cand, dec.release if rel is None else rel)
+        assert check_schedule(inst, Schedule.from_starts(inst, ref)).ok
         assert v == inst.tel_of_starts(ref)
         if rng.random() < 0.5:
             dec.accept(v)
             assert (dec.current_starts == ref).all() and dec.value == v
+
+
+@settings(max_examples=100, deadline=None)
+@given(inst=instances(max_n=6))
+def test_every_optimum_is_a_decode_with_releases(inst):
+    """Plain lists miss some optima (a request may have to start after its earliest fit);
+    with releases = the schedule's starts, the start-ordered list decodes to the optimum."""
+    opt, st0 = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    st0 = np.asarray(st0, dtype=np.int64)
+    order = np.lexsort((np.arange(inst.n), st0))
+    assert (sgs_decode(inst, order, st0) == st0).all()
+    dec = _IncrementalSGS(inst, order)
+    assert dec.evaluate(order, 0, st0) == opt
+
+
+def test_plain_lists_can_miss_the_optimum():
+    """The instance behind the note in sgs_decode: no permutation reaches OPT = 53."""
+    import itertools
+
+    inst = Instance(memory=11, arrival=[0] * 5, prompt=[1, 1, 1, 0, 3], output=[9, 3, 6, 10, 4])
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    best = min(inst.tel_of_starts(sgs_decode(inst, p)) for p in itertools.permutations(range(5)))
+    assert opt == 53 and best == 55
 
 
 @settings(max_examples=40, deadline=None)
