@@ -30,3 +30,16 @@ def test_every_certificate_is_valid_and_beats_mcsf():
         ratios[inst_path.name.split("-")[0]].append(mcsf / rep.objective)
     assert statistics.fmean(ratios["model1"]) > 1.005
     assert statistics.fmean(ratios["model2"]) > 1.0
+
+
+def test_report_matches_the_certificates():
+    """reports/mip/paper_scale.json (the benchmark's record) states each certificate's value."""
+    import json
+
+    doc = json.loads((CERTS.parent / "paper_scale.json").read_text())
+    for r in doc["records"]:
+        name = f"{r['kind']}-seed{r['seed']}"
+        inst = load_instance(CERTS / f"{name}.json")
+        rep = check_schedule(inst, load_schedule(CERTS / f"{name}.best.json"))
+        assert rep.objective == r["best"], name
+        assert r["best"] <= min(r["improve"], r["ref"]), name
