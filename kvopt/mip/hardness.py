@@ -119,15 +119,22 @@ def solve_knapsack(weights: Sequence[int], values: Sequence[float], capacity: in
     >>> solve_knapsack([2, 3, 4], [3, 4, 6], 5, 2)["optimum"]
     13.0
     """
-    w, _ = _check(weights, values, capacity, knapsacks)
+    w, v = _check(weights, values, capacity, knapsacks)
     data = knapsack_milp(weights, values, capacity, knapsacks)
     res = get_backend(solver).solve(data, time_limit=time_limit, threads=1)
-    assign = None
+    assign, optimum = None, None
     if res.x is not None:
         x = np.rint(res.x).reshape(w.size, int(knapsacks)).astype(bool)
         assign = np.where(x.any(axis=1), x.argmax(axis=1), -1).tolist()
-    return {"status": res.status, "optimum": None if res.objective is None
-            else -float(res.objective), "bound": -float(res.bound), "assignment": assign}
+        # the value of the rounded packing, not the solver's floating-point objective (which
+        # may read 2.9999999999999996 for 3), after checking the packing is one
+        load = np.bincount(x.argmax(axis=1)[x.any(axis=1)], weights=w[x.any(axis=1)],
+                           minlength=int(knapsacks))
+        if (x.sum(axis=1) > 1).any() or (load > capacity).any():
+            raise RuntimeError(f"solver {solver!r} returned an infeasible packing: bug")
+        optimum = float(v[x.any(axis=1)].sum())
+    return {"status": res.status, "optimum": optimum, "bound": -float(res.bound),
+            "assignment": assign}
 
 
 def knapsack_dp(weights: Sequence[int], values: Sequence[float], capacity: int) -> float:
