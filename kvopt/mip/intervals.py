@@ -372,37 +372,16 @@ class IntervalBound:
 
 def _solve_lp_duals(data: MILPData, time_limit: float
                     ) -> tuple[str, float | None, NDArray[np.float64] | None]:
-    """Solve the LP relaxation with HiGHS (dual simplex by default; interior point without
+    """Solve the LP relaxation with the HiGHS backend (dual simplex; interior point without
     crossover was measured no faster at paper scale): status, value, row duals."""
-    import highspy
+    from kvopt.mip.backends.highs import HighsBackend
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_ = data.n_cols
-    lp.num_row_ = data.n_rows
-    lp.col_cost_ = data.c.astype(np.float64)
-    lp.offset_ = float(data.obj_offset)
-    lp.col_lower_ = data.col_lower
-    lp.col_upper_ = data.col_upper
-    lp.row_lower_ = np.where(np.isinf(data.row_lower), -inf, data.row_lower)
-    lp.row_upper_ = np.where(np.isinf(data.row_upper), inf, data.row_upper)
-    csc = data.A.tocsc()
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = csc.indices.astype(np.int32)
-    lp.a_matrix_.value_ = csc.data.astype(np.float64)
-    lp.a_matrix_.num_col_ = data.n_cols
-    lp.a_matrix_.num_row_ = data.n_rows
-    h.passModel(lp)
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        return h.modelStatusToString(h.getModelStatus()), None, None
-    return ("optimal", float(h.getInfo().objective_function_value),
-            np.array(h.getSolution().row_dual, dtype=np.float64))
+    res = HighsBackend().solve(data, time_limit=None if np.isinf(time_limit)
+                               else float(max(time_limit, 1e-3)), threads=1, relax=True)
+    dual = res.info.get("row_dual")
+    if res.status != "optimal" or dual is None or res.objective is None:
+        return res.message, None, None
+    return "optimal", float(res.objective), np.asarray(dual, dtype=np.float64)
 
 
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
