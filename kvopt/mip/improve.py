@@ -41,25 +41,8 @@ from numpy.typing import NDArray
 from kvopt.core.instance import Instance
 from kvopt.core.progress import Progress
 from kvopt.core.schedule import Schedule
-from kvopt.core.validate import check_schedule
+from kvopt.core.validate import check_schedule, memory_profile
 from kvopt.mip.bounds import _require_slotted, combinatorial_bound
-
-
-def memory_of(instance: Instance, starts: NDArray[np.int64], horizon: int) -> NDArray[np.int64]:
-    """Memory in use at slots ``0 .. horizon - 1`` (timing of notes §1) for start slots ``k``.
-
-    Examples
-    --------
-    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[2, 3])
-    >>> memory_of(inst, np.array([0, 1]), 6).tolist()
-    [0, 2, 5, 3, 4, 0]
-    """
-    mem = np.zeros(horizon, dtype=np.int64)
-    s, o = instance.prompt, instance.output
-    for i in range(instance.n):
-        k, oi = int(starts[i]), int(o[i])
-        mem[k + 1: k + oi + 1] += int(s[i]) + np.arange(1, oi + 1)
-    return mem
 
 
 def sgs_decode(instance: Instance, order: NDArray[np.int64] | list[int],
@@ -376,12 +359,7 @@ def lns_step(
     hi = int(starts[free].max()) + int(o.max())
     lo = max(int(starts[free].min()) - int(o.max()), 0)
     H = hi + int(o.max()) + 2
-    prof = np.zeros(H, dtype=np.int64)
-    for i in np.flatnonzero(fixed):
-        k, oi = int(starts[i]), int(o[i])
-        if k + 1 < H:
-            prof[k + 1: min(k + oi + 1, H)] += (int(s[i]) + np.arange(1, oi + 1))[
-                : max(min(k + oi + 1, H) - (k + 1), 0)]
+    prof = memory_profile(s[fixed], starts[fixed], o[fixed], H)[:H]
     m = cp_model.CpModel()
     ks = []
     intervals, demands = [], []

@@ -13,12 +13,12 @@ from kvopt.cli.main import main
 from kvopt.core.generators import model1, model2
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.core.schedule import Schedule
+from kvopt.core.validate import memory_profile
 from kvopt.mip.improve import (
     _IncrementalSGS,
     _move,
     improve,
     lns_step,
-    memory_of,
     sgs_decode,
 )
 from tests.bruteforce import brute_force_opt
@@ -42,7 +42,7 @@ def test_every_sgs_decode_is_feasible_and_earliest(inst, perm_seed):
         for k in range(int(inst.arrival[i]), int(starts[i])):
             trial = np.append(starts[placed], k)
             H = int(trial.max() + sub.output.max() + 2)
-            assert memory_of(sub, trial, H).max() > inst.memory
+            assert memory_profile(sub.prompt, trial, sub.output, H).max() > inst.memory
 
 
 @settings(max_examples=100, deadline=None)
