@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from importlib.abc import Traversable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -629,6 +629,7 @@ class RooflineStepTime:
 
 
 ENGINE_COSTS_SCHEMA = "kvopt.engine_costs"
+_GpuModel = TypeVar("_GpuModel", "ProfiledStepTime", "RooflineStepTime")
 #: Calibration the engine-inclusive registry models use (``kvopt/data/engine/<name>.json``).
 ENGINE_CALIBRATION = "splitwise-h100"
 
@@ -664,8 +665,7 @@ class EngineCosts:
     ar_rank_latency: float = 0.0
     calibration: str = ""
 
-    def apply(self, model: ProfiledStepTime | RooflineStepTime,
-              name: str | None = None) -> ProfiledStepTime | RooflineStepTime:
+    def apply(self, model: _GpuModel, name: str | None = None) -> _GpuModel:
         """``model`` (a GPU-time model) with these costs added; ``engine`` names the
         calibration."""
         if model.engine:
@@ -713,11 +713,7 @@ def _profiled(config: ModelConfig, tp: int, gpu: GPUSpec = A100, interconnect: s
               name: str = "", engine: bool = False) -> Any:
     def make() -> ProfiledStepTime:
         m = ProfiledStepTime(config, tp=tp, gpu=gpu, interconnect=interconnect, name=name)
-        if engine:
-            e = load_engine_costs(ENGINE_CALIBRATION, "profiled").apply(m)
-            assert isinstance(e, ProfiledStepTime)
-            return e
-        return m
+        return load_engine_costs(ENGINE_CALIBRATION, "profiled").apply(m) if engine else m
     return make
 
 
@@ -725,11 +721,7 @@ def _roofline(config: ModelConfig, tp: int, gpu: GPUSpec, name: str,
               engine: bool = False) -> Any:
     def make() -> RooflineStepTime:
         m = RooflineStepTime(config, tp=tp, gpu=gpu, name=name)
-        if engine:
-            e = load_engine_costs(ENGINE_CALIBRATION, "roofline").apply(m)
-            assert isinstance(e, RooflineStepTime)
-            return e
-        return m
+        return load_engine_costs(ENGINE_CALIBRATION, "roofline").apply(m) if engine else m
     return make
 
 

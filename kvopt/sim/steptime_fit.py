@@ -657,7 +657,7 @@ def _engine_errors(items: Sequence[tuple[StepRows, StepTimeModel, int, ModelConf
     per: dict[str, Any] = {}
     kinds, preds, meas = [], [], []
     for rows, gpu, _tp, _cfg, label in items:
-        pred = rows.predict_ms(costs.apply(gpu))  # type: ignore[arg-type]
+        pred = rows.predict_ms(costs.apply(gpu))  # type: ignore[type-var]
         per[label] = _by_kind(rows.kind, pred, rows.ms)
         kinds.append(rows.kind)
         preds.append(pred)
