@@ -88,6 +88,24 @@ class MILPData:
                 raise ValueError(f"MILPData.{name} has shape {getattr(self, name).shape}, "
                                  f"expected ({size},)")
 
+    @classmethod
+    def example(cls) -> MILPData:
+        """A two-variable integer program for examples and backend smoke checks.
+
+        ``min x0 + x1`` subject to ``x0 + 2 x1 >= 3``, ``0 <= x <= 5`` integer; its optimum
+        is 2 (``x = (1, 1)``), its LP relaxation 1.5 (``x = (0, 1.5)``).
+
+        Examples
+        --------
+        >>> d = MILPData.example()
+        >>> d.n_cols, d.n_rows, d.objective(np.array([1.0, 1.0])), d.max_violation(np.ones(2))
+        (2, 1, 2.0, 0.0)
+        """
+        return cls(c=np.array([1.0, 1.0]), A=sp.csr_matrix([[1.0, 2.0]]),
+                   row_lower=np.array([3.0]), row_upper=np.array([np.inf]),
+                   col_lower=np.zeros(2), col_upper=np.full(2, 5.0),
+                   integrality=np.ones(2, dtype=np.int8))
+
     @property
     def n_cols(self) -> int:
         """Number of columns (variables)."""

@@ -18,11 +18,7 @@ class HighsBackend:
 
     Examples
     --------
-    >>> import scipy.sparse as sp
-    >>> d = MILPData(c=np.array([1.0, 1.0]), A=sp.csr_matrix([[1.0, 2.0]]),
-    ...              row_lower=np.array([3.0]), row_upper=np.array([np.inf]),
-    ...              col_lower=np.zeros(2), col_upper=np.full(2, 5.0),
-    ...              integrality=np.ones(2, dtype=np.int8))
+    >>> d = MILPData.example()   # min x0 + x1, x0 + 2 x1 >= 3, integer: optimum 2
     >>> r = HighsBackend().solve(d, time_limit=10, threads=1)
     >>> r.status, r.objective
     ('optimal', 2.0)
