@@ -45,6 +45,21 @@ def _lengths(rng: np.random.Generator, n: int, memory: int,
     return s, o
 
 
+def _memory(rng: np.random.Generator, memory: int | None, memory_range: tuple[int, int]) -> int:
+    """The fixed ``memory`` or a ``U{memory_range}`` draw (one draw only when drawn)."""
+    return int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
+
+
+def _check_memory_prompt(memory: int | None, memory_range: tuple[int, int],
+                         prompt_range: tuple[int, int]) -> None:
+    """Check ``memory``, ``memory_range``, ``prompt_range`` and that every prompt fits."""
+    _check("memory", memory, 2)
+    _check_range("memory_range", memory_range, 2)
+    _check_range("prompt_range", prompt_range, 0)
+    if prompt_range[1] >= (memory_range[0] if memory is None else memory):
+        raise UsageError("prompt_range", "the largest prompt must be below the memory")
+
+
 def model1(
     seed: SeedLike = None,
     *,
@@ -74,14 +89,10 @@ def model1(
     True
     """
     _check("n", n, 1)
-    _check("memory", memory, 2)
     _check_range("n_range", n_range, 1)
-    _check_range("memory_range", memory_range, 2)
-    _check_range("prompt_range", prompt_range, 0)
-    if prompt_range[1] >= (memory_range[0] if memory is None else memory):
-        raise UsageError("prompt_range", "the largest prompt must be below the memory")
+    _check_memory_prompt(memory, memory_range, prompt_range)
     rng = _rng(seed)
-    M = int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
+    M = _memory(rng, memory, memory_range)
     n_ = int(rng.integers(n_range[0], n_range[1] + 1)) if n is None else n
     s, o = _lengths(rng, n_, M, prompt_range)
     label = seed if isinstance(seed, int) else "gen"
@@ -115,15 +126,11 @@ def model2(
     _check("rate", rate, 0, integer=False)
     if rate is not None and not rate > 0:
         raise UsageError("rate", f"must be > 0, got {rate!r}")
-    _check("memory", memory, 2)
     _check_range("horizon_range", horizon_range, 1)
     _check_range("rate_range", rate_range, 0)
-    _check_range("memory_range", memory_range, 2)
-    _check_range("prompt_range", prompt_range, 0)
-    if prompt_range[1] >= (memory_range[0] if memory is None else memory):
-        raise UsageError("prompt_range", "the largest prompt must be below the memory")
+    _check_memory_prompt(memory, memory_range, prompt_range)
     rng = _rng(seed)
-    M = int(rng.integers(memory_range[0], memory_range[1] + 1)) if memory is None else memory
+    M = _memory(rng, memory, memory_range)
     T = int(rng.integers(horizon_range[0], horizon_range[1] + 1)) if horizon is None else horizon
     lam = float(rng.uniform(*rate_range)) if rate is None else rate
     while True:
