@@ -46,10 +46,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
-from kvopt.mip.backends.base import get_backend
 from kvopt.mip.bounds import _require_slotted
 from kvopt.mip.builder import build_milp
 from kvopt.mip.data import MILPData
+from kvopt.mip.sparse_lp import solve_lp_duals
 
 
 @dataclass
@@ -119,6 +119,8 @@ def reduced_cost_domains(
     formulation: str = "tight+cores",
     time_limit: float | None = None,
     intervals: bool = False,
+    lp_form: str = "differenced",
+    lp_method: str = "ipm",
 ) -> Fixing | None:
     """Start domains that keep every schedule better than the incumbent ``starts``.
 
@@ -127,7 +129,9 @@ def reduced_cost_domains(
     tried, the larger bound kept). Returns ``None`` if the LP was not solved in time.
     ``intervals=True`` adds the level-1 lag-interval rows of :mod:`kvopt.mip.intervals`
     (valid ``<=`` rows for every feasible schedule, proof there) to the LP: a larger bound,
-    hence more slots fixed.
+    hence more slots fixed. ``lp_form`` / ``lp_method`` choose how the LP is solved
+    (:func:`kvopt.mip.sparse_lp.solve_lp_duals`; every form gives duals of the original rows,
+    and only those enter the fixing).
 
     Examples
     --------
@@ -149,9 +153,9 @@ def reduced_cost_domains(
 
         families = interval_families(instance, data.groups)
         data = add_interval_rows(data, families)
-    res = get_backend("highs").solve(data, time_limit=time_limit, threads=1, relax=True)
-    dual = res.info.get("row_dual")
-    if res.status != "optimal" or res.objective is None or dual is None:
+    res = solve_lp_duals(data, time_limit=time_limit, form=lp_form, method=lp_method)
+    dual = res.row_dual
+    if res.status != "optimal" or res.value is None or dual is None:
         return None
     best: tuple[float, NDArray[np.float64]] | None = None
     for mu in (-dual, dual):
@@ -166,10 +170,11 @@ def reduced_cost_domains(
         ks = np.union1d(data.col_start[(data.col_group == g) & keep], st[members])
         for i in members:
             domains[int(i)] = ks.astype(np.int64)
-    return Fixing(bound=bound, lp_value=float(res.objective), domains=domains, upper=upper,
+    return Fixing(bound=bound, lp_value=float(res.value), domains=domains, upper=upper,
                   window_mean=float(data.meta["window_mean"]),
                   domain_mean=float(np.mean([d.size for d in domains])), families=families,
                   info={"formulation": formulation + ("+intervals" if intervals else ""),
-                        "lp_s": round(res.runtime_s, 3),
+                        "lp_s": res.info["lp_s"], "lp_form": lp_form,
+                        "lp_method": lp_method,
                         "seconds": round(time.perf_counter() - t0, 3),
                         "bound_ceil": math.ceil(bound - 1e-9)})

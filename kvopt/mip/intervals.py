@@ -370,24 +370,25 @@ class IntervalBound:
     meta: dict[str, Any]
 
 
-def _solve_lp_duals(data: MILPData, time_limit: float
-                    ) -> tuple[str, float | None, NDArray[np.float64] | None]:
-    """Solve the LP relaxation with the HiGHS backend (dual simplex; interior point without
-    crossover was measured no faster at paper scale): status, value, row duals."""
-    from kvopt.mip.backends.highs import HighsBackend
+def _solve_lp_duals(data: MILPData, time_limit: float, form: str, method: str
+                    ) -> tuple[str, float | None, NDArray[np.float64] | None, dict[str, Any]]:
+    """Solve the LP relaxation by :func:`kvopt.mip.sparse_lp.solve_lp_duals` (default: the
+    row-differenced model by interior point with crossover): status, value, the original
+    rows' duals, solver info."""
+    from kvopt.mip.sparse_lp import solve_lp_duals
 
-    res = HighsBackend().solve(data, time_limit=None if np.isinf(time_limit)
-                               else float(max(time_limit, 1e-3)), threads=1, relax=True)
-    dual = res.info.get("row_dual")
-    if res.status != "optimal" or dual is None or res.objective is None:
-        return res.message, None, None
-    return "optimal", float(res.objective), np.asarray(dual, dtype=np.float64)
+    res = solve_lp_duals(data, time_limit=None if np.isinf(time_limit)
+                         else float(max(time_limit, 1e-3)), form=form, method=method)
+    if res.status != "optimal" or res.row_dual is None:
+        return str(res.info.get("message", res.status)), None, None, res.info
+    return "optimal", res.value, res.row_dual, res.info
 
 
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                    upper: float | None = None, n_families: int = 3,
                    levels: tuple[int, ...] = (1,),
-                   memory_budget: str | int | float | None = None) -> IntervalBound:
+                   memory_budget: str | int | float | None = None,
+                   lp_form: str = "differenced", lp_method: str = "ipm") -> IntervalBound:
     """Lower bound from the ``tight+cores`` LP plus the lag-interval rows (module docstring).
 
     Parameters
@@ -406,6 +407,11 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         Lag-interval families per level and their levels (:func:`interval_families`).
     memory_budget
         As in :func:`kvopt.mip.relaxations.lp_bound` (checked on the ``tight+cores`` part).
+    lp_form, lp_method
+        How the LP is solved (:func:`kvopt.mip.sparse_lp.solve_lp_duals`: one of
+        :data:`~kvopt.mip.sparse_lp.LP_FORMS` and of :data:`~kvopt.mip.sparse_lp.LP_METHODS`).
+        Every form is the same LP; the bound is the Lagrangian of the original rows at the
+        duals it returns, so the choice changes the running time, not the value.
 
     Notes
     -----
@@ -435,15 +441,21 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     from kvopt.mip.bounds import _require_slotted
     from kvopt.mip.builder import build_milp
     from kvopt.mip.sizing import estimate
+    from kvopt.mip.sparse_lp import LP_FORMS, LP_METHODS
 
     t0 = time.perf_counter()
     _require_slotted(instance)
     if time_limit is not None and not time_limit > 0:
         raise UsageError("time_limit", f"must be > 0 seconds, got {time_limit!r}")
+    if lp_form not in LP_FORMS:
+        raise UsageError("lp_form", f"must be one of {', '.join(LP_FORMS)}, got {lp_form!r}")
+    if lp_method not in LP_METHODS:
+        raise UsageError("lp_method", f"must be one of {', '.join(LP_METHODS)}, got "
+                         f"{lp_method!r}")
     if upper is None:
         upper = instance.tel_of_starts(mcsf_starts(instance))
     budget = resolve_budget(memory_budget, "memory_budget")
-    est = estimate(instance, "tight+cores", "lp", upper=upper)
+    est = estimate(instance, "tight+cores", "lp-differenced", upper=upper)
     if est.bytes > budget:
         raise MemoryBudgetError("memory_budget", f"the interval LP ({est.describe()} before "
                                 "the interval rows) exceeds the memory budget",
@@ -455,11 +467,11 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     def left() -> float:
         return np.inf if time_limit is None else time_limit - (time.perf_counter() - t0)
 
-    status, lp_value, dual = _solve_lp_duals(data, left()) if left() > 0 else ("time", None,
-                                                                                None)
+    status, lp_value, dual, lp_info = (_solve_lp_duals(data, left(), lp_form, lp_method)
+                                       if left() > 0 else ("time", None, None, {}))
     rows = _relaxed_rows(data)
     meta: dict[str, Any] = {"rows": data.n_rows, "cols": data.n_cols, "nnz": int(data.A.nnz),
-                            "upper": float(upper), "lp_status": status}
+                            "upper": float(upper), "lp_status": status, "lp": lp_info}
     if dual is not None:
         bound, _ = lagrangian_value(data, -dual[rows], rows)
         out_status = "optimal"

@@ -398,7 +398,7 @@ def _fixing_skip_reason(instance: Instance, wanted: bool, budget: int) -> str | 
     """Why ``cp+exact`` skips its LP (reduced-cost fixing), or ``None`` if it runs it."""
     if not wanted:
         return "cp_lp_bound=False"
-    est = estimate(instance, "tight+cores", "lp")
+    est = estimate(instance, "tight+cores", "lp-differenced")
     if est.bytes > budget:
         return (f"the LP of tight+cores ({est.describe()}) exceeds the memory budget of "
                 f"{format_bytes(budget)}")

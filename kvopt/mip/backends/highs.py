@@ -32,8 +32,13 @@ class HighsBackend:
                                 formulations=FORMULATIONS)
 
     def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
-              relax: bool = False, verbose: bool = False) -> BackendResult:
-        """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
+              relax: bool = False, verbose: bool = False,
+              options: dict[str, object] | None = None) -> BackendResult:
+        """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`.
+
+        ``options`` are extra HiGHS options (name -> value, e.g. ``{"solver": "ipm"}``),
+        set after the defaults above; an option HiGHS rejects raises ``ValueError``.
+        """
         import highspy
 
         t_call = time.perf_counter()
@@ -44,6 +49,9 @@ class HighsBackend:
             h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("threads", int(max(threads, 1)))
         h.setOptionValue("mip_rel_gap", 0.0)
+        for name, value in (options or {}).items():
+            if h.setOptionValue(name, value) != highspy.HighsStatus.kOk:
+                raise ValueError(f"HiGHS rejected option {name}={value!r}")
         if data.objective_is_integer:
             h.setOptionValue("mip_abs_gap", 1.0 - 1e-6)
         lp = highspy.HighsLp()
