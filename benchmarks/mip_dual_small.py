@@ -6,16 +6,34 @@ count), the LP of ``tight`` and of ``tight+cores`` (HiGHS), the configuration LP
 (:func:`kvopt.mip.intervals.interval_bound`). "closed" = (bound - LP tight+cores) /
 (OPT - LP tight+cores).
 
-Two families:
+Families:
 
 - ``small-M``: the frontier instances of ``benchmarks/mip_synthetic.py`` (n requests, M ~
   U{n..n+10}, model 1 otherwise): prompts ``s ~ U{1..5}`` are large against ``M``;
-- ``paper-M``: ``model1(1000 + seed, n=n)`` (M ~ U{30..50} as at paper scale).
+- ``paper-M``: ``model1(1000 + seed, n=n)`` (M ~ U{30..50} as at paper scale);
+- ``paper-M2``: the first ``n`` arrivals of ``model2(2000 + seed)`` (Model 2 at paper scale:
+  M ~ U{30..50}, Poisson(lambda ~ U[0.5, 1.5]) arrivals per slot; ``model2`` has no ``n``
+  parameter, and ``horizon``/``rate`` fix only the *expected* count, so the paper's instance
+  is cut after its ``n``-th arrival: same memory, arrival process and length distribution).
 
-Example (the run of reports/mip/dual_small.txt)::
+``--split`` (issue 13: what the paper-scale gap between the best schedule and the best bound
+is made of) measures instead, per instance: OPT (``cp+pairs``, ``--opt-time`` s wall; its CPU
+seconds recorded; only proven ones count), MC-SF, the primal search
+:func:`kvopt.mip.improve.improve` with ``clock="cpu"`` and a budget that scales like the
+paper-scale one (``--improve-rate`` CPU-s per request, 0.6 = 30 CPU-s per 50 requests) times
+each ``--improve-mult``, and the lag-interval LP bound (:func:`kvopt.mip.intervals.interval_bound`,
+the best LP bound at paper scale). Printed per (family, n): median / max of the primal gap
+``improve / OPT - 1``, the dual gap ``1 - LP / OPT`` and MC-SF / OPT over the proven instances.
+``improve`` gets ``lower=OPT`` when OPT is proven: it then stops once it reaches OPT (its search
+up to that point is the same), so its CPU seconds to OPT are measured too.
+
+Examples (the runs of reports/mip/dual_small.txt and reports/mip/gap_split.txt)::
 
     nice -n 10 python benchmarks/mip_dual_small.py --n 8,10,12 --K 4 --family small-M \\
         --family paper-M --out reports/mip/dual_small.json > reports/mip/dual_small.txt
+    nice -n 10 python benchmarks/mip_dual_small.py --split --n 8,10,12,14,16 --K 4 \\
+        --family paper-M --family paper-M2 --opt-time 90 --workers 2 \\
+        --out reports/mip/gap_split.json > reports/mip/gap_split.txt
 """
 
 from __future__ import annotations
@@ -31,12 +49,179 @@ import numpy as np
 
 def make(family: str, n: int, seed: int):  # type: ignore[no-untyped-def]
     """The instance ``(family, n, seed)``."""
-    from kvopt.core.generators import model1
+    from kvopt.core.generators import model1, model2
 
     if family == "small-M":
         rng = np.random.default_rng([seed, n])
         return model1(rng, n=n, memory=int(rng.integers(n, n + 11)))
+    if family == "paper-M2":
+        full = model2(2000 + seed)
+        if full.n < n:
+            raise ValueError(f"model2({2000 + seed}) has only {full.n} requests (< {n})")
+        order = np.argsort(full.arrival, kind="stable")[:n]
+        return full.take(order, name=f"model2-seed{2000 + seed}-first{n}-M{full.memory}")
     return model1(1000 + seed, n=n)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its waited-for children (the isolated solver)."""
+    import resource
+
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float,
+              rate: float, mults: list[float]) -> dict[str, Any]:
+    """OPT, MC-SF, ``improve`` at each budget and the interval LP of one instance (--split)."""
+    import os
+
+    from kvopt.core.mcsf import mcsf_starts
+    from kvopt.mip import solve
+    from kvopt.mip.improve import improve
+    from kvopt.mip.intervals import interval_bound
+
+    inst = make(family, n, seed)
+    mcsf = inst.tel_of_starts(mcsf_starts(inst))
+    c, t = cpu_seconds(), time.perf_counter()
+    r = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=opt_time)
+    proven = str(r.status) == "optimal"
+    rec: dict[str, Any] = {"family": family, "n": n, "seed": seed, "memory": inst.memory,
+                           "mcsf": mcsf, "opt": r.objective if proven else None,
+                           "opt_status": str(r.status), "opt_incumbent": r.objective,
+                           "opt_bound": r.bound, "opt_s": time.perf_counter() - t,
+                           "opt_cpu_s": cpu_seconds() - c, "improve": {}}
+    for mult in mults:
+        budget = rate * n * mult
+        c, t = cpu_seconds(), time.perf_counter()
+        imp = improve(inst, time_limit=budget, seed=seed, clock="cpu",
+                      lower=rec["opt"])
+        hist = imp.model["history"]
+        rec["improve"][f"{mult:g}"] = {
+            "budget_cpu_s": budget, "objective": imp.objective,
+            "cpu_s": cpu_seconds() - c, "wall_s": time.perf_counter() - t,
+            "last_improvement_cpu_s": hist[-1][0], "source": imp.incumbent_source,
+            "steps": imp.solver_status}
+    best = min([x["objective"] for x in rec["improve"].values()] + [r.objective])
+    t = time.perf_counter()
+    iv = interval_bound(inst, time_limit=bound_time, upper=best)
+    rec.update(best=best, intervals=iv.bound, intervals_status=iv.status,
+               intervals_s=time.perf_counter() - t, load_avg_1min=os.getloadavg()[0])
+    if proven:
+        assert iv.bound <= rec["opt"] + 1e-6, rec
+        assert all(x["objective"] >= rec["opt"] for x in rec["improve"].values()), rec
+    assert rec["opt_incumbent"] <= mcsf + 1e-9 and best <= mcsf + 1e-9, rec
+    return rec
+
+
+def _q(xs: list[float], fn: Any) -> str:
+    return "-" if not xs else f"{100 * fn(xs):.1f}%"
+
+
+def print_split(recs: list[dict[str, Any]], mults: list[str]) -> None:
+    """Per-instance table and per-(family, n) summary of a --split run."""
+    head = ["family", "n", "seed", "M", "OPT (CPU s)", "MC-SF"] + [
+        f"improve x{m}" for m in mults] + ["interval LP", "MC-SF/OPT"] + [
+        f"primal x{m}" for m in mults] + ["dual", "best vs LP"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in recs:
+        opt = r["opt"]
+        imps = [r["improve"][m]["objective"] for m in mults]
+        cells = [r["family"], str(r["n"]), str(r["seed"]), str(r["memory"]),
+                 (f"{opt:.0f} ({r['opt_cpu_s']:.0f})" if opt is not None else
+                  f"not proven ({r['opt_incumbent']:.0f} / {r['opt_bound']:.0f})"),
+                 f"{r['mcsf']:.0f}"]
+        cells += [f"{v:.0f} ({r['improve'][m]['last_improvement_cpu_s']:.1f} s)"
+                  for v, m in zip(imps, mults, strict=True)]
+        cells += [f"{r['intervals']:.1f}",
+                  f"{r['mcsf'] / opt:.4f}" if opt is not None else "-"]
+        cells += [f"{100 * (v / opt - 1):.1f}%" if opt is not None else "-" for v in imps]
+        cells += [f"{100 * (1 - r['intervals'] / opt):.1f}%" if opt is not None else "-",
+                  f"{100 * (1 - r['intervals'] / r['best']):.1f}%"]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("Per (family, n), over the instances with a proven OPT (primal = improve / OPT - 1 at "
+          "each budget multiple; dual = 1 - interval LP / OPT; total = 1 - LP / best found, "
+          "over all instances):")
+    head = ["family", "n", "proven", "OPT CPU s (median)", "MC-SF/OPT median", "max"] + [
+        f"primal x{m} median / max / at OPT" for m in mults] + [
+        "dual median / max", "total (all) median"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    keys = list(dict.fromkeys((r["family"], r["n"]) for r in recs))
+    for fam, n in sorted(keys):
+        rs = [r for r in recs if (r["family"], r["n"]) == (fam, n)]
+        pr = [r for r in rs if r["opt"] is not None]
+        cells = [fam, str(n), f"{len(pr)} / {len(rs)}",
+                 f"{statistics.median([r['opt_cpu_s'] for r in pr]):.1f}" if pr else "-"]
+        ms = [r["mcsf"] / r["opt"] - 1 for r in pr]
+        cells += [f"{1 + statistics.median(ms):.4f}" if ms else "-",
+                  f"{1 + max(ms):.4f}" if ms else "-"]
+        for m in mults:
+            g = [r["improve"][m]["objective"] / r["opt"] - 1 for r in pr]
+            at = sum(x <= 1e-12 for x in g)
+            cells.append(f"{_q(g, statistics.median)} / {_q(g, max)} / {at}")
+        d = [1 - r["intervals"] / r["opt"] for r in pr]
+        cells.append(f"{_q(d, statistics.median)} / {_q(d, max)}")
+        cells.append(_q([1 - r["intervals"] / r["best"] for r in rs], statistics.median))
+        print("| " + " | ".join(cells) + " |")
+
+
+def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """``--split``: run (or re-print with ``--summarise``) the gap-split measurement."""
+    import json
+    from pathlib import Path
+
+    t0 = time.perf_counter()
+    if args.summarise:
+        prev = json.loads(Path(args.summarise).read_text())
+        print(f"(re-printed from {args.summarise}: {' '.join(prev['argv'])}; wall time "
+              f"{prev['wall_s']:.0f} s)")
+        print_split(prev["records"], list(prev["records"][0]["improve"]))
+        return 0
+    fams = args.family or ["paper-M", "paper-M2"]
+    ns = [int(x) for x in args.n.split(",")]
+    mults = [float(x) for x in args.improve_mult.split(",")]
+    todo = [(fam, n, seed) for n in sorted(ns, reverse=True) for fam in fams
+            for seed in range(args.K)]  # largest first: the slow ones start early
+    fn_args = (args.opt_time, args.bound_time, args.improve_rate, mults)
+    recs: list[dict[str, Any]] = []
+    loads: list[float] = []
+    if args.workers <= 1:
+        for task in todo:
+            recs.append(run_split(*task, *fn_args))
+            print(f"[{len(recs)}/{len(todo)}] {task} done", file=sys.stderr, flush=True)
+    else:
+        from dask.distributed import Client, LocalCluster, as_completed
+
+        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            futs = [client.submit(run_split, *task, *fn_args, pure=False) for task in todo]
+            for fut in as_completed(futs):
+                recs.append(fut.result())
+                r = recs[-1]
+                loads.append(r["load_avg_1min"])
+                print(f"[{len(recs)}/{len(todo)}] {r['family']} n={r['n']} seed {r['seed']}: "
+                      f"OPT {r['opt']} ({r['opt_status']}, {r['opt_cpu_s']:.0f} CPU s) "
+                      f"MC-SF {r['mcsf']:.0f} improve "
+                      f"{[x['objective'] for x in r['improve'].values()]} "
+                      f"LP {r['intervals']:.1f}", file=sys.stderr, flush=True)
+    recs.sort(key=lambda r: (r["family"], r["n"], r["seed"]))
+    loads = [r["load_avg_1min"] for r in recs]
+    wall = time.perf_counter() - t0
+    print_split(recs, [f"{m:g}" for m in mults])
+    print(f"\nwall time {wall:.0f} s, {args.workers} worker(s); OPT: cp+pairs, "
+          f"{args.opt_time:g} s wall each; improve: {args.improve_rate:g} CPU-s per request x "
+          f"{args.improve_mult} (clock='cpu'); interval LP {args.bound_time:g} s; load average "
+          f"(1 min) at the end of each instance {min(loads):.1f}-{max(loads):.1f}")
+    if args.out:
+        from kvopt.core.io import write_json
+
+        write_json(args.out, {"argv": sys.argv[1:] if argv is None else argv, "wall_s": wall,
+                              "records": recs})
+    return 0
 
 
 def run_one(family: str, n: int, seed: int, opt_time: float, bound_time: float
@@ -75,13 +260,27 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", default="8,10,12", help="comma-separated request counts")
     p.add_argument("--K", type=int, default=4, help="seeds per (family, n)")
-    p.add_argument("--family", action="append", choices=("small-M", "paper-M"))
+    p.add_argument("--family", action="append", choices=("small-M", "paper-M", "paper-M2"))
     p.add_argument("--opt-time", type=float, default=60.0)
     p.add_argument("--bound-time", type=float, default=60.0)
     p.add_argument("--out", default=None)
     p.add_argument("--summarise", default=None, metavar="JSON",
                    help="only re-print the table and summary of an earlier run's --out")
+    p.add_argument("--split", action="store_true",
+                   help="primal / dual split of the gap (module docstring)")
+    p.add_argument("--improve-rate", type=float, default=0.6,
+                   help="--split: improve's CPU seconds per request (x each multiple)")
+    p.add_argument("--improve-mult", default="1,4",
+                   help="--split: comma-separated budget multiples")
+    p.add_argument("--workers", type=int, default=1, help="--split: dask workers")
     args = p.parse_args(argv)
+    if args.summarise and not args.split:
+        import json
+        from pathlib import Path
+
+        args.split = "improve" in json.loads(Path(args.summarise).read_text())["records"][0]
+    if args.split:
+        return main_split(args, argv)
     fams = args.family or ["small-M", "paper-M"]
     ns = [int(x) for x in args.n.split(",")]
     t0 = time.perf_counter()

@@ -244,6 +244,8 @@ def list_search(
     delay_share: float = 0.0,
     tick: Callable[[], None] | None = None,
     now: Callable[[], float] = time.perf_counter,
+    target: float | None = None,
+    trace: list[tuple[float, float]] | None = None,
 ) -> tuple[NDArray[np.int64], int]:
     """Simulated annealing over priority lists decoded by :func:`sgs_decode`.
 
@@ -257,7 +259,9 @@ def list_search(
     else the time to ``deadline``); each cycle cools linearly from ``temperature`` to 0 and
     starts again from the best list. Returns the best decode (or ``starts`` if nothing
     better) and the number of decodes. ``deadline`` is read on the clock ``now``; ``tick`` is
-    called every 100 decodes (progress).
+    called every 100 decodes (progress). The search stops early once the best TEL is
+    ``<= target`` (e.g. a lower bound: nothing better exists); each new best is appended to
+    ``trace`` as ``(now(), TEL)``.
 
     Examples
     --------
@@ -276,12 +280,16 @@ def list_search(
     best_order, best_release = dec.order.copy(), dec.release.copy()
     if dec.value < best_v:
         best, best_v = dec.current_starts, dec.value
+        if trace is not None:
+            trace.append((now(), best_v))
+    goal = -math.inf if target is None else target
     T0 = temperature if temperature is not None else max(0.04 * best_v / n, 1.0)
     t_start = now()
     span = max(deadline - t_start, 1e-9)
     evals = 1
     cycle = 0
-    while now() < deadline and (max_evals is None or evals < max_evals):
+    while (best_v > goal and now() < deadline
+           and (max_evals is None or evals < max_evals)):
         frac = evals / max_evals if max_evals is not None else (now() - t_start) / span
         c = min(int(frac * cycles), cycles - 1)
         if c != cycle:  # new cycle: restart from the best list
@@ -320,6 +328,8 @@ def list_search(
             if v < best_v:
                 best, best_v = dec.current_starts, v
                 best_order, best_release = cand.copy(), dec.release.copy()
+                if trace is not None:
+                    trace.append((now(), best_v))
     return best, evals
 
 
@@ -485,7 +495,8 @@ def improve(
         ``solver="improve"``, ``formulation="lns+sgs"``; ``status`` is ``"optimal"`` only if
         the best schedule meets the lower bound, otherwise ``"time_limit"``; ``model`` holds
         ``start_objective`` (MC-SF), the starting points' objectives, the step counts and the
-        improvement history ``[(elapsed_s, objective), ...]``.
+        improvement history ``[(elapsed_s, objective, source), ...]`` (every new best of the
+        list search and of the LNS, on the ``clock``).
 
     Examples
     --------
@@ -541,13 +552,15 @@ def improve(
     evals = 0
     if best_v > lb_int and instance.n >= 2:
         ls_deadline = min(deadline, t0 + list_share * time_limit)
+        trace: list[tuple[float, float]] = []
         cand, evals = list_search(instance, best, rng=rng, deadline=ls_deadline,
                                   max_evals=None if max_steps is None else 50 * max_steps,
                                   temperature=temperature, cycles=cycles,
-                                  delay_share=delay_share, tick=report, now=now)
+                                  delay_share=delay_share, tick=report, now=now,
+                                  target=lb_int, trace=trace)
         if instance.tel_of_starts(cand) < best_v:
             best, best_v = cand, instance.tel_of_starts(cand)
-            history.append((now() - t0, best_v, "list"))
+            history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
         report()
     steps = improved = 0
     size = min(neighbourhood, instance.n)

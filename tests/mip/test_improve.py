@@ -18,6 +18,7 @@ from kvopt.mip.improve import (
     _IncrementalSGS,
     _move,
     improve,
+    list_search,
     lns_step,
     sgs_decode,
 )
@@ -135,6 +136,32 @@ def test_improve_beats_mcsf_on_a_model1_instance():
     assert res.report.ok and res.status in ("time_limit", "optimal")
     assert res.objective < res.model["start_objective"]
     assert res.schedule.meta["solver"] == "improve"
+
+
+def test_list_search_stops_at_its_target_and_traces_each_new_best():
+    inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    trace: list[tuple[float, float]] = []
+    best, evals = list_search(inst, np.array([0, 3, 4]), rng=np.random.default_rng(0),
+                              deadline=float("inf"), max_evals=10**6, target=9.0,
+                              trace=trace)
+    assert inst.tel_of_starts(best) == 9.0 and evals < 1000  # stopped at the optimum
+    values = [v for _, v in trace]
+    assert values[-1] == 9.0 and values == sorted(set(values), reverse=True)
+    times = [w for w, _ in trace]
+    assert times == sorted(times)
+
+
+def test_improve_history_is_every_new_best_and_a_known_optimum_stops_the_search():
+    inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    res = improve(inst, time_limit=60, seed=0, lower=9.0)
+    assert res.objective == 9 and res.status == "optimal"
+    assert res.model["list_decodes"] < 1000 and res.model["lns_steps"] == 0
+    inst = model1(1002, n=8)
+    res = improve(inst, time_limit=2, seed=0, clock="cpu")
+    hist = res.model["history"]
+    assert [h[1] for h in hist] == sorted((h[1] for h in hist), reverse=True)
+    assert hist[-1][1] == res.objective and len({h[1] for h in hist}) == len(hist)
+    assert [h[0] for h in hist] == sorted(h[0] for h in hist)
 
 
 def test_improve_rejects_a_nonpositive_budget():
