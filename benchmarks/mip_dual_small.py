@@ -73,8 +73,11 @@ def cpu_seconds() -> float:
 
 
 def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float,
-              rate: float, mults: list[float]) -> dict[str, Any]:
-    """OPT, MC-SF, ``improve`` at each budget and the interval LP of one instance (--split)."""
+              rate: float, mults: list[float], prev: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
+    """OPT, MC-SF, ``improve`` at each budget and the interval LP of one instance (--split);
+    with ``prev`` (an earlier record of the same instance) OPT and the LP are taken from it
+    and only ``improve`` runs."""
     import os
 
     from kvopt.core.mcsf import mcsf_starts
@@ -84,14 +87,23 @@ def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float
 
     inst = make(family, n, seed)
     mcsf = inst.tel_of_starts(mcsf_starts(inst))
-    c, t = cpu_seconds(), time.perf_counter()
-    r = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=opt_time)
-    proven = str(r.status) == "optimal"
-    rec: dict[str, Any] = {"family": family, "n": n, "seed": seed, "memory": inst.memory,
-                           "mcsf": mcsf, "opt": r.objective if proven else None,
-                           "opt_status": str(r.status), "opt_incumbent": r.objective,
-                           "opt_bound": r.bound, "opt_s": time.perf_counter() - t,
-                           "opt_cpu_s": cpu_seconds() - c, "improve": {}}
+    opt_keys = ("opt", "opt_status", "opt_incumbent", "opt_bound", "opt_s", "opt_cpu_s")
+    if prev is not None:
+        if (prev["family"], prev["n"], prev["seed"], prev["mcsf"]) != (family, n, seed, mcsf):
+            raise ValueError(f"--reuse record {prev['family'], prev['n'], prev['seed']} "
+                             "is not this instance")
+        rec: dict[str, Any] = {k: prev[k] for k in ("family", "n", "seed", "memory", "mcsf",
+                                                    *opt_keys)}
+        rec["improve"] = {}
+    else:
+        c, t = cpu_seconds(), time.perf_counter()
+        r = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=opt_time)
+        proven = str(r.status) == "optimal"
+        rec = {"family": family, "n": n, "seed": seed, "memory": inst.memory,
+               "mcsf": mcsf, "opt": r.objective if proven else None,
+               "opt_status": str(r.status), "opt_incumbent": r.objective,
+               "opt_bound": r.bound, "opt_s": time.perf_counter() - t,
+               "opt_cpu_s": cpu_seconds() - c, "improve": {}}
     for mult in mults:
         budget = rate * n * mult
         c, t = cpu_seconds(), time.perf_counter()
@@ -103,13 +115,18 @@ def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float
             "cpu_s": cpu_seconds() - c, "wall_s": time.perf_counter() - t,
             "last_improvement_cpu_s": hist[-1][0], "source": imp.incumbent_source,
             "steps": imp.solver_status}
-    best = min([x["objective"] for x in rec["improve"].values()] + [r.objective])
-    t = time.perf_counter()
-    iv = interval_bound(inst, time_limit=bound_time, upper=best)
-    rec.update(best=best, intervals=iv.bound, intervals_status=iv.status,
-               intervals_s=time.perf_counter() - t, load_avg_1min=os.getloadavg()[0])
+    best = min([x["objective"] for x in rec["improve"].values()] + [rec["opt_incumbent"]])
+    if prev is not None:  # the LP bound does not depend on the schedule (windows aside)
+        rec.update({k: prev[k] for k in ("intervals", "intervals_status", "intervals_s")})
+        rec.update(best=best, load_avg_1min=os.getloadavg()[0])
+    else:
+        t = time.perf_counter()
+        iv = interval_bound(inst, time_limit=bound_time, upper=best)
+        rec.update(best=best, intervals=iv.bound, intervals_status=iv.status,
+                   intervals_s=time.perf_counter() - t, load_avg_1min=os.getloadavg()[0])
+    proven = rec["opt"] is not None
     if proven:
-        assert iv.bound <= rec["opt"] + 1e-6, rec
+        assert rec["intervals"] <= rec["opt"] + 1e-6, rec
         assert all(x["objective"] >= rec["opt"] for x in rec["improve"].values()), rec
     assert rec["opt_incumbent"] <= mcsf + 1e-9 and best <= mcsf + 1e-9, rec
     return rec
@@ -187,22 +204,26 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
     todo = [(fam, n, seed) for n in sorted(ns, reverse=True) for fam in fams
             for seed in range(args.K)]  # largest first: the slow ones start early
     fn_args = (args.opt_time, args.bound_time, args.improve_rate, mults)
+    reuse: dict[tuple[str, int, int], Any] = {}
+    if args.reuse:
+        prev_doc = json.loads(Path(args.reuse).read_text())
+        reuse = {(r["family"], r["n"], r["seed"]): r for r in prev_doc["records"]}
+        todo = [x for x in todo if x in reuse]
     recs: list[dict[str, Any]] = []
-    loads: list[float] = []
     if args.workers <= 1:
         for task in todo:
-            recs.append(run_split(*task, *fn_args))
+            recs.append(run_split(*task, *fn_args, reuse.get(task)))
             print(f"[{len(recs)}/{len(todo)}] {task} done", file=sys.stderr, flush=True)
     else:
         from dask.distributed import Client, LocalCluster, as_completed
 
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
-            futs = [client.submit(run_split, *task, *fn_args, pure=False) for task in todo]
+            futs = [client.submit(run_split, *task, *fn_args, reuse.get(task), pure=False)
+                    for task in todo]
             for fut in as_completed(futs):
                 recs.append(fut.result())
                 r = recs[-1]
-                loads.append(r["load_avg_1min"])
                 print(f"[{len(recs)}/{len(todo)}] {r['family']} n={r['n']} seed {r['seed']}: "
                       f"OPT {r['opt']} ({r['opt_status']}, {r['opt_cpu_s']:.0f} CPU s) "
                       f"MC-SF {r['mcsf']:.0f} improve "
@@ -212,8 +233,10 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
     loads = [r["load_avg_1min"] for r in recs]
     wall = time.perf_counter() - t0
     print_split(recs, [f"{m:g}" for m in mults])
-    print(f"\nwall time {wall:.0f} s, {args.workers} worker(s); OPT: cp+pairs, "
-          f"{args.opt_time:g} s wall each; improve: {args.improve_rate:g} CPU-s per request x "
+    opt_how = (f"OPT and interval LP reused from {args.reuse}" if args.reuse else
+               f"OPT: cp+pairs, {args.opt_time:g} s wall each")
+    print(f"\nwall time {wall:.0f} s, {args.workers} worker(s); {opt_how}; "
+          f"improve: {args.improve_rate:g} CPU-s per request x "
           f"{args.improve_mult} (clock='cpu'); interval LP {args.bound_time:g} s; load average "
           f"(1 min) at the end of each instance {min(loads):.1f}-{max(loads):.1f}")
     if args.out:
@@ -273,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--improve-mult", default="1,4",
                    help="--split: comma-separated budget multiples")
     p.add_argument("--workers", type=int, default=1, help="--split: dask workers")
+    p.add_argument("--reuse", default=None, metavar="JSON",
+                   help="--split: take OPT and the LP bound of each instance from an earlier "
+                   "run's --out (same instances) and run only improve")
     args = p.parse_args(argv)
     if args.summarise and not args.split:
         import json
