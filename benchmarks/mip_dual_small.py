@@ -73,8 +73,8 @@ def cpu_seconds() -> float:
 
 
 def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float,
-              rate: float, mults: list[float], prev: dict[str, Any] | None = None
-              ) -> dict[str, Any]:
+              rate: float, mults: list[float], prev: dict[str, Any] | None = None,
+              improve_kw: dict[str, Any] | None = None) -> dict[str, Any]:
     """OPT, MC-SF, ``improve`` at each budget and the interval LP of one instance (--split);
     with ``prev`` (an earlier record of the same instance) OPT and the LP are taken from it
     and only ``improve`` runs."""
@@ -108,7 +108,7 @@ def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float
         budget = rate * n * mult
         c, t = cpu_seconds(), time.perf_counter()
         imp = improve(inst, time_limit=budget, seed=seed, clock="cpu",
-                      lower=rec["opt"])
+                      lower=rec["opt"], **(improve_kw or {}))
         hist = imp.model["history"]
         rec["improve"][f"{mult:g}"] = {
             "budget_cpu_s": budget, "objective": imp.objective,
@@ -209,18 +209,19 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
         prev_doc = json.loads(Path(args.reuse).read_text())
         reuse = {(r["family"], r["n"], r["seed"]): r for r in prev_doc["records"]}
         todo = [x for x in todo if x in reuse]
+    kw = {k: json.loads(v) for k, v in (x.split("=", 1) for x in args.improve_kw or [])}
     recs: list[dict[str, Any]] = []
     if args.workers <= 1:
         for task in todo:
-            recs.append(run_split(*task, *fn_args, reuse.get(task)))
+            recs.append(run_split(*task, *fn_args, reuse.get(task), kw))
             print(f"[{len(recs)}/{len(todo)}] {task} done", file=sys.stderr, flush=True)
     else:
         from dask.distributed import Client, LocalCluster, as_completed
 
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
-            futs = [client.submit(run_split, *task, *fn_args, reuse.get(task), pure=False)
-                    for task in todo]
+            futs = [client.submit(run_split, *task, *fn_args, reuse.get(task), kw,
+                                  pure=False) for task in todo]
             for fut in as_completed(futs):
                 recs.append(fut.result())
                 r = recs[-1]
@@ -236,7 +237,7 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
     opt_how = (f"OPT and interval LP reused from {args.reuse}" if args.reuse else
                f"OPT: cp+pairs, {args.opt_time:g} s wall each")
     print(f"\nwall time {wall:.0f} s, {args.workers} worker(s); {opt_how}; "
-          f"improve: {args.improve_rate:g} CPU-s per request x "
+          f"improve{kw or ''}: {args.improve_rate:g} CPU-s per request x "
           f"{args.improve_mult} (clock='cpu'); interval LP {args.bound_time:g} s; load average "
           f"(1 min) at the end of each instance {min(loads):.1f}-{max(loads):.1f}")
     if args.out:
@@ -296,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--improve-mult", default="1,4",
                    help="--split: comma-separated budget multiples")
     p.add_argument("--workers", type=int, default=1, help="--split: dask workers")
+    p.add_argument("--improve-kw", action="append", metavar="KEY=JSON",
+                   help="--split: extra keyword argument of improve (e.g. list_share=0.5)")
     p.add_argument("--reuse", default=None, metavar="JSON",
                    help="--split: take OPT and the LP bound of each instance from an earlier "
                    "run's --out (same instances) and run only improve")

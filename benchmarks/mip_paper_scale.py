@@ -19,10 +19,18 @@ instance and its best schedule (JSON, checkable with ``kvopt validate``); a cert
 already in ``DIR`` for the same instance is kept unless this run found a strictly better
 schedule (``best`` then counts it, ``best_source`` = ``previous``).
 
-Example (the scaled run of reports/mip/README.md)::
+``--polish-from JSON --only model1-seed1,... --polish S`` re-runs ``improve`` from the
+committed certificates of the named instances (``initial=`` the certificate; ``S`` CPU-s each,
+by default all of it to CP-SAT LNS) and replaces a certificate only by a strictly better
+validated schedule, then re-summarises the earlier run's records and writes ``--out``.
+
+Examples (the scaled run of reports/mip/README.md, and a polish pass on top of it)::
 
     nice -n 10 python benchmarks/mip_paper_scale.py --K 20 --budget 15 --ref-budget 10 \\
         --lp-time 30 --out reports/mip/paper_scale.json --certs reports/mip/paper_scale
+    nice -n 10 python benchmarks/mip_paper_scale.py --polish-from reports/mip/paper_scale.json \\
+        --only model1-seed1,model2-seed2 --polish 300 --certs reports/mip/paper_scale \\
+        --out reports/mip/paper_scale.json
 """
 
 from __future__ import annotations
@@ -136,6 +144,38 @@ def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: flo
             "clock": clock, "load_avg_1min": os.getloadavg()[0]})
 
 
+def polish_one(r: dict[str, Any], budget: float, certs: str, list_share: float
+               ) -> dict[str, Any]:
+    """``--polish-from``: run ``improve`` from the committed certificate of the record ``r``
+    (``initial=`` its starts; ``list_share`` of the CPU budget to the list search, the rest
+    to CP-SAT LNS); a strictly better validated schedule replaces the certificate and
+    becomes the record's best (``best_source="polish"``, ``previous`` = the old best)."""
+    from kvopt.core.validate import check_schedule
+    from kvopt.mip.improve import improve
+
+    inst = make_instance(r["kind"], r["seed"])
+    prev = previous_certificate(inst, certs, r["kind"], r["seed"])
+    if prev is None or prev[0] != r["best"]:
+        raise RuntimeError(f"{r['kind']} seed {r['seed']}: no certificate of value {r['best']}")
+    c0, t0 = time.process_time(), time.perf_counter()
+    imp = improve(inst, time_limit=budget, seed=r["seed"], clock="cpu",
+                  initial=prev[1].final_start(inst), list_share=list_share)
+    out = dict(r)
+    out.update(polish=imp.objective, polish_budget_cpu_s=budget,
+               polish_cpu_s=time.process_time() - c0, polish_wall_s=time.perf_counter() - t0,
+               polish_steps=imp.solver_status, polish_list_share=list_share,
+               load_avg_1min_polish=os.getloadavg()[0])
+    if imp.objective < r["best"]:
+        rep = check_schedule(inst, imp.schedule)
+        if not rep.ok or rep.objective != imp.objective:
+            raise RuntimeError(f"{r['kind']} seed {r['seed']}: polished schedule rejected")
+        d = Path(certs)
+        inst.save(d / f"{r['kind']}-seed{r['seed']}.json")
+        imp.schedule.save(d / f"{r['kind']}-seed{r['seed']}.best.json")
+        out.update(previous=r["best"], best=imp.objective, best_source="polish")
+    return finish(out)
+
+
 def summarise(records: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     """Per-model figures."""
     rs = [r for r in records if r["kind"] == kind]
@@ -181,6 +221,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lp-from", default=None, metavar="JSON",
                    help="only add LP bounds (--lp-time) to the records of an earlier run's "
                    "JSON (instances without an LP bound yet), re-summarise, write --out")
+    p.add_argument("--polish-from", default=None, metavar="JSON",
+                   help="only re-run improve from the --certs certificates of the --only "
+                   "instances of an earlier run's JSON (--polish CPU-s each), replace a "
+                   "certificate by a strictly better schedule, re-summarise, write --out")
+    p.add_argument("--only", default=None, help="--polish-from: e.g. model1-seed1,model2-seed2")
+    p.add_argument("--polish", type=float, default=300.0, help="--polish-from: CPU-s each")
+    p.add_argument("--polish-list-share", type=float, default=0.0,
+                   help="--polish-from: share of the budget for the list search (0: LNS only)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--certs", default=None, help="write instances and best schedules here")
     p.add_argument("--out", default=None, help="JSON output")
@@ -190,19 +238,30 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     records: list[dict[str, Any]] = []
     previous: dict[str, Any] = {}
-    if args.lp_from:
+    if args.lp_from or args.polish_from:
         import json
 
-        previous = json.loads(Path(args.lp_from).read_text())
+        previous = json.loads(Path(args.lp_from or args.polish_from).read_text())
         old = {(r["kind"], r["seed"]): r for r in previous["records"]}
-        tasks = [k for k in old if old[k]["lp_bound"] is None]
+        if args.polish_from:
+            if not args.certs:
+                raise SystemExit("--polish-from needs --certs")
+            only = [x.strip() for x in (args.only or "").split(",") if x.strip()]
+            tasks = [k for k in old if f"{k[0]}-seed{k[1]}" in only]
+            if len(tasks) != len(only):
+                raise SystemExit(f"--only: not all of {only} are in {args.polish_from}")
+        else:
+            tasks = [k for k in old if old[k]["lp_bound"] is None]
         records = [r for k, r in old.items() if k not in tasks]
         kinds = list(dict.fromkeys(k for k, _ in old))
     from dask.distributed import Client, LocalCluster, as_completed
 
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        if args.lp_from:
+        if args.polish_from:
+            futs = [client.submit(polish_one, old[k], args.polish, args.certs,
+                                  args.polish_list_share, pure=False) for k in tasks]
+        elif args.lp_from:
             futs = [client.submit(lp_of, kind, seed, args.lp_time, pure=False)
                     for kind, seed in tasks]
             fut_key = {f.key: k for f, k in zip(futs, tasks, strict=True)}
@@ -211,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
                                   args.lp_time, args.certs, args.clock, pure=False)
                     for kind, seed in tasks]
         for i, fut in enumerate(as_completed(futs), 1):
-            if args.lp_from:
+            if args.polish_from:
+                r = fut.result()
+            elif args.lp_from:
                 r = dict(old[fut_key[fut.key]])
                 r["lp_bound"] = fut.result()
                 r = finish(r)
@@ -226,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     records.sort(key=lambda r: (r["kind"], r["seed"]))
     summary = [summarise(records, k) for k in kinds]
     doc = {"argv": sys.argv[1:] if argv is None else argv, "wall_s": wall,
-           "previous_run": {k: previous.get(k) for k in ("argv", "wall_s")} if previous else None,
+           "previous_run": ({k: previous.get(k) for k in ("argv", "wall_s", "previous_run")}
+                            if previous else None),
            "workers": args.workers, "summary": summary, "records": records}
     cols = ["kind", "instances", "mcsf_over_best_mean", "mcsf_over_best_max",
             "mcsf_over_improve_mean", "certificates_improved",
@@ -239,9 +301,17 @@ def main(argv: list[str] | None = None) -> int:
     for s in summary:
         print("| " + " | ".join(f"{s[c]:.4f}" if isinstance(s.get(c), float) else str(s.get(c))
                                 for c in cols) + " |")
-    print(f"wall time {wall:.0f} s on {args.workers} dask workers; budgets: improve "
-          f"{args.budget:g} s ({args.clock}), cp+pairs {args.ref_budget:g} s, "
-          f"LP {args.lp_time:g} s")
+    if args.polish_from:
+        print(f"polish pass ({' '.join(doc['argv'])}): {wall:.0f} s wall; improve from the "
+              f"certificate, {args.polish:g} CPU-s each, list share {args.polish_list_share:g}; "
+              + "; ".join(f"{r['kind']}-seed{r['seed']}: {r['polish']:.0f} (certificate "
+                          f"{r['previous'] if r['best_source'] == 'polish' else r['best']:.0f})"
+                          for r in records if "polish" in r))
+        print(f"on top of: {' '.join(previous['argv'])}; {previous['wall_s']:.0f} s wall")
+    else:
+        print(f"wall time {wall:.0f} s on {args.workers} dask workers; budgets: improve "
+              f"{args.budget:g} s ({args.clock}), cp+pairs {args.ref_budget:g} s, "
+              f"LP {args.lp_time:g} s")
     if args.out:
         from kvopt.core.io import write_json
 

@@ -340,6 +340,7 @@ def lns_step(
     *,
     time_limit: float,
     seed: int = 0,
+    pairs: bool = False,
 ) -> NDArray[np.int64] | None:
     """Re-optimise the start slots of the requests ``free`` with the others fixed (CP-SAT).
 
@@ -347,6 +348,12 @@ def lns_step(
     memory); each free request ``i`` has the staircase of :mod:`kvopt.mip.cpmodel` and a
     start domain ``[max(a_i, min_{j in free} k_j - o_max), max_{j in free} k_j + o_max]``
     (a neighbourhood, not a relaxation). The incumbent is the hint and an upper bound.
+    ``pairs``: also the exact pairwise lags of :func:`kvopt.mip.cpmodel.pair_lags` between
+    free requests as reified disjunctions (the ``cp+pairs`` constraints; valid for every
+    feasible schedule, so the neighbourhood is unchanged). They are implied by the memory
+    cumulative but let CP-SAT find improvements it otherwise misses: on ``model1(1002,
+    n=10)`` with all 10 requests free the plain model finds nothing better than 515 in
+    3 s, with the pairs it finds the optimum 511 in 0.9 CPU-s.
     Returns new starts (a copy) if CP-SAT found a strictly better assignment, else ``None``.
     Deterministic for a given ``seed`` when the time limit is not reached
     (single worker).
@@ -396,6 +403,16 @@ def lns_step(
     if int(prof.max(initial=0)) > M:  # pragma: no cover - incumbent is feasible
         raise RuntimeError("fixed part of the incumbent exceeds M")
     m.add_cumulative(intervals, demands, M)
+    if pairs:  # exact pairwise lags among the free requests (valid for every schedule)
+        from kvopt.mip.cpmodel import pair_lags
+
+        lag = pair_lags(instance)[np.ix_(free, free)]
+        for u in range(free.size):
+            for w in range(u + 1, free.size):
+                if lag[u, w] > 0 and lag[w, u] > 0:
+                    b = m.new_bool_var("")
+                    m.add(ks[w] >= ks[u] + int(lag[u, w])).only_enforce_if(b)
+                    m.add(ks[u] >= ks[w] + int(lag[w, u])).only_enforce_if(~b)
     cur = int(starts[free].sum())
     obj = sum(ks)
     m.add(obj <= cur)
@@ -451,6 +468,7 @@ def improve(
     temperature: float | None = None,
     cycles: int = 2,
     delay_share: float = 0.0,
+    lns_pairs: bool = True,
 ) -> Any:
     """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
 
@@ -482,6 +500,8 @@ def improve(
         (default ``0.04 * TEL / n`` of the best starting point), number of cooling cycles,
         share of delay moves (default 0: on ``model1-seed1`` with 30 CPU-s, shares 0.02-0.1
         gave 8574-8669 against 8483-8490 without).
+    lns_pairs
+        Pairwise-lag disjunctions in every LNS sub-problem (:func:`lns_step`).
     clock
         ``"wall"`` (default): ``time_limit`` is wall-clock seconds; ``"cpu"``: CPU seconds of
         this process (all threads, CP-SAT included), for fair budgets on a loaded machine.
@@ -570,7 +590,7 @@ def improve(
         left = deadline - now()
         ts = now()
         new = lns_step(instance, best, free, time_limit=min(sub_time, left),
-                       seed=int(rng.integers(2**31 - 1)))
+                       seed=int(rng.integers(2**31 - 1)), pairs=lns_pairs)
         took = now() - ts
         steps += 1
         if new is not None:

@@ -115,19 +115,30 @@ def test_opt_below_improve_below_mcsf(inst, seed):
         assert res.objective == opt
 
 
-def test_lns_step_only_returns_strict_feasible_improvements():
+@pytest.mark.parametrize("pairs", [False, True])
+def test_lns_step_only_returns_strict_feasible_improvements(pairs):
     rng = np.random.default_rng(5)
     inst = model2(3, horizon=10)
     st0 = mcsf_starts(inst)
     for _ in range(10):
         free = rng.choice(inst.n, size=min(5, inst.n), replace=False)
-        new = lns_step(inst, st0, free, time_limit=5, seed=1)
+        new = lns_step(inst, st0, free, time_limit=5, seed=1, pairs=pairs)
         if new is None:
             continue
         assert inst.tel_of_starts(new) < inst.tel_of_starts(st0)
         fixed = np.setdiff1d(np.arange(inst.n), free)
         assert (new[fixed] == st0[fixed]).all()
         assert check_schedule(inst, Schedule.from_starts(inst, new)).ok
+
+
+def test_lns_pairs_find_the_optimum_the_plain_neighbourhood_misses():
+    """model1(1002, n=10): OPT 511 (cp+pairs); the list search stalls at 515."""
+    inst = model1(1002, n=10)
+    stuck = np.array([14, 0, 0, 84, 0, 25, 51, 115, 0, 7])
+    assert inst.tel_of_starts(stuck) == 515
+    new = lns_step(inst, stuck, np.arange(10), time_limit=60, pairs=True)
+    assert new is not None and inst.tel_of_starts(new) == 511
+    assert check_schedule(inst, Schedule.from_starts(inst, new)).ok
 
 
 def test_improve_beats_mcsf_on_a_model1_instance():
