@@ -74,10 +74,12 @@ def cpu_seconds() -> float:
 
 def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float,
               rate: float, mults: list[float], prev: dict[str, Any] | None = None,
-              improve_kw: dict[str, Any] | None = None) -> dict[str, Any]:
+              improve_kw: dict[str, Any] | None = None, resolve: bool = False
+              ) -> dict[str, Any]:
     """OPT, MC-SF, ``improve`` at each budget and the interval LP of one instance (--split);
     with ``prev`` (an earlier record of the same instance) OPT and the LP are taken from it
-    and only ``improve`` runs."""
+    and only ``improve`` runs (and, with ``resolve``, ``cp+pairs`` again for ``opt_time`` s
+    if ``prev`` has no proven OPT)."""
     import os
 
     from kvopt.core.mcsf import mcsf_starts
@@ -95,7 +97,18 @@ def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float
         rec: dict[str, Any] = {k: prev[k] for k in ("family", "n", "seed", "memory", "mcsf",
                                                     *opt_keys)}
         rec["improve"] = {}
-    else:
+    if prev is not None and resolve and prev["opt"] is None:
+        c, t = cpu_seconds(), time.perf_counter()
+        r = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=opt_time)
+        if str(r.status) == "optimal":
+            rec.update(opt=r.objective, opt_status=str(r.status), opt_incumbent=r.objective,
+                       opt_bound=r.bound)
+        else:
+            rec.update(opt_incumbent=min(r.objective, prev["opt_incumbent"]),
+                       opt_bound=max(r.bound, prev["opt_bound"]))
+        rec.update(opt_s=prev["opt_s"] + time.perf_counter() - t,
+                   opt_cpu_s=prev["opt_cpu_s"] + cpu_seconds() - c, opt_resolved=True)
+    elif prev is None:
         c, t = cpu_seconds(), time.perf_counter()
         r = solve(inst, solver="cpsat", formulation="cp+pairs", time_limit=opt_time)
         proven = str(r.status) == "optimal"
@@ -213,7 +226,8 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
     recs: list[dict[str, Any]] = []
     if args.workers <= 1:
         for task in todo:
-            recs.append(run_split(*task, *fn_args, reuse.get(task), kw))
+            recs.append(run_split(*task, *fn_args, reuse.get(task), kw,
+                                  task[1] <= args.resolve_max_n))
             print(f"[{len(recs)}/{len(todo)}] {task} done", file=sys.stderr, flush=True)
     else:
         from dask.distributed import Client, LocalCluster, as_completed
@@ -221,7 +235,7 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             futs = [client.submit(run_split, *task, *fn_args, reuse.get(task), kw,
-                                  pure=False) for task in todo]
+                                  task[1] <= args.resolve_max_n, pure=False) for task in todo]
             for fut in as_completed(futs):
                 recs.append(fut.result())
                 r = recs[-1]
@@ -236,6 +250,9 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
     print_split(recs, [f"{m:g}" for m in mults])
     opt_how = (f"OPT and interval LP reused from {args.reuse}" if args.reuse else
                f"OPT: cp+pairs, {args.opt_time:g} s wall each")
+    if args.reuse and args.resolve_max_n:
+        opt_how += (f" (unproven ones with n <= {args.resolve_max_n} re-solved, "
+                    f"{args.opt_time:g} s wall more)")
     print(f"\nwall time {wall:.0f} s, {args.workers} worker(s); {opt_how}; "
           f"improve{kw or ''}: {args.improve_rate:g} CPU-s per request x "
           f"{args.improve_mult} (clock='cpu'); interval LP {args.bound_time:g} s; load average "
@@ -299,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="--split: dask workers")
     p.add_argument("--improve-kw", action="append", metavar="KEY=JSON",
                    help="--split: extra keyword argument of improve (e.g. list_share=0.5)")
+    p.add_argument("--resolve-max-n", type=int, default=0,
+                   help="--split --reuse: re-solve the unproven instances with n <= this "
+                   "(--opt-time s more; CPU seconds add up)")
     p.add_argument("--reuse", default=None, metavar="JSON",
                    help="--split: take OPT and the LP bound of each instance from an earlier "
                    "run's --out (same instances) and run only improve")
