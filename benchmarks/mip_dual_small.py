@@ -27,12 +27,17 @@ the best LP bound at paper scale). Printed per (family, n): median / max of the 
 ``improve`` gets ``lower=OPT`` when OPT is proven: it then stops once it reaches OPT (its search
 up to that point is the same), so its CPU seconds to OPT are measured too.
 
-Examples (the runs of reports/mip/dual_small.txt and reports/mip/gap_split.txt)::
+Examples (the runs of reports/mip/dual_small.txt and reports/mip/gap_split*.txt; README
+section 9)::
 
     nice -n 10 python benchmarks/mip_dual_small.py --n 8,10,12 --K 4 --family small-M \\
         --family paper-M --out reports/mip/dual_small.json > reports/mip/dual_small.txt
     nice -n 10 python benchmarks/mip_dual_small.py --split --n 8,10,12,14,16 --K 4 \\
-        --family paper-M --family paper-M2 --opt-time 90 --workers 2 \\
+        --family paper-M --family paper-M2 --opt-time 90 --bound-time 60 --workers 2 \\
+        --out reports/mip/gap_split_before.json > reports/mip/gap_split_before.txt
+    nice -n 10 python benchmarks/mip_dual_small.py --split --n 8,10,12,14,16 --K 4 \\
+        --family paper-M --family paper-M2 --reuse reports/mip/gap_split_before.json \\
+        --resolve-max-n 14 --opt-time 240 --workers 2 \\
         --out reports/mip/gap_split.json > reports/mip/gap_split.txt
 """
 
