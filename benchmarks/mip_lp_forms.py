@@ -17,6 +17,11 @@ Example (reports/mip/lp_forms.txt)::
         --combos dense:simplex,differenced:ipm,dense:ipm,differenced:simplex \\
         --cap 1200 > reports/mip/lp_forms.txt
 
+``--fixing-n 12,14,16`` instead times the reduced-cost fixing LP of ``cp+exact``
+(:func:`kvopt.mip.fixing.reduced_cost_domains` with the interval rows, incumbent MC-SF) on
+``model1(seed, n)`` for each ``form:method``, in-process (CPU seconds include the build),
+with its bound and mean domain size.
+
 The cap is wall-clock (HiGHS' ``time_limit``): on a loaded machine give it several times the
 CPU seconds expected (dense dual simplex: ~110 CPU-s on ``model1-seed1``).
 """
@@ -69,6 +74,30 @@ def _solve(name: str, certs: str, form: str, method: str, cap: float,
              "nnz": res.info["nnz"], "load": os.getloadavg()[0]})
 
 
+def fixing_table(ns: list[int], seeds: int, combos: list[tuple[str, ...]]) -> None:
+    """The ``--fixing-n`` mode (module docstring)."""
+    from kvopt.core.generators import model1
+    from kvopt.core.mcsf import mcsf_starts
+    from kvopt.mip.fixing import reduced_cost_domains
+
+    print("| n | seed | " + " | ".join(f"{f}:{m} CPU s / bound / domain" for f, m in combos)
+          + " |")
+    print("|---|---|" + "---|" * len(combos))
+    for n in ns:
+        for seed in range(seeds):
+            inst = model1(seed, n=n)
+            starts = mcsf_starts(inst)
+            cells = []
+            for form, method in combos:
+                c0 = time.process_time()
+                fx = reduced_cost_domains(inst, starts, intervals=True, lp_form=form,
+                                          lp_method=method)
+                cpu = time.process_time() - c0
+                cells.append("not solved" if fx is None else
+                             f"{cpu:.2f} / {fx.bound:.3f} / {fx.domain_mean:.1f}")
+            print(f"| {n} | {seed} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -78,9 +107,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="form:method list; the first is the reference")
     p.add_argument("--cap", type=float, default=1200.0, help="wall seconds per solve")
     p.add_argument("--certs", default=str(CERTS))
+    p.add_argument("--fixing-n", default=None, help="comma list of n: time the cp+exact "
+                   "fixing LP on model1(seed, n) instead")
+    p.add_argument("--fixing-seeds", type=int, default=3)
     args = p.parse_args(argv)
     combos = [tuple(c.split(":")) for c in args.combos.split(",") if c]
     t0 = time.perf_counter()
+    if args.fixing_n:
+        fixing_table([int(x) for x in args.fixing_n.split(",")], args.fixing_seeds, combos)
+        print(f"model1(seed, n), seeds 0-{args.fixing_seeds - 1}; incumbent MC-SF; wall time "
+              f"{time.perf_counter() - t0:.0f} s")
+        return 0
     ctx = mp.get_context("spawn")
     print("| instance | form | method | rows | cols | non-zeros | status | LP value | "
           "Lagrangian bound | CPU s | wall s | CPU ratio vs ref | load |")
