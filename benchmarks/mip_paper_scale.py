@@ -144,7 +144,8 @@ def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: flo
             "clock": clock, "load_avg_1min": os.getloadavg()[0]})
 
 
-def polish_one(r: dict[str, Any], budget: float, certs: str, list_share: float
+def polish_one(r: dict[str, Any], budget: float, certs: str, list_share: float,
+               neighbourhood: int = 8, sub_time: float = 1.0, seed: int | None = None
                ) -> dict[str, Any]:
     """``--polish-from``: run ``improve`` from the committed certificate of the record ``r``
     (``initial=`` its starts; ``list_share`` of the CPU budget to the list search, the rest
@@ -158,12 +159,15 @@ def polish_one(r: dict[str, Any], budget: float, certs: str, list_share: float
     if prev is None or prev[0] != r["best"]:
         raise RuntimeError(f"{r['kind']} seed {r['seed']}: no certificate of value {r['best']}")
     c0, t0 = time.process_time(), time.perf_counter()
-    imp = improve(inst, time_limit=budget, seed=r["seed"], clock="cpu",
-                  initial=prev[1].final_start(inst), list_share=list_share)
+    imp = improve(inst, time_limit=budget, seed=r["seed"] if seed is None else seed,
+                  clock="cpu", initial=prev[1].final_start(inst), list_share=list_share,
+                  neighbourhood=neighbourhood, sub_time=sub_time)
     out = dict(r)
     out.update(polish=imp.objective, polish_budget_cpu_s=budget,
                polish_cpu_s=time.process_time() - c0, polish_wall_s=time.perf_counter() - t0,
                polish_steps=imp.solver_status, polish_list_share=list_share,
+               polish_neighbourhood=neighbourhood, polish_sub_time=sub_time,
+               polish_seed=r["seed"] if seed is None else seed,
                load_avg_1min_polish=os.getloadavg()[0])
     if imp.objective < r["best"]:
         rep = check_schedule(inst, imp.schedule)
@@ -229,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--polish", type=float, default=300.0, help="--polish-from: CPU-s each")
     p.add_argument("--polish-list-share", type=float, default=0.0,
                    help="--polish-from: share of the budget for the list search (0: LNS only)")
+    p.add_argument("--polish-neighbourhood", type=int, default=8,
+                   help="--polish-from: initial LNS neighbourhood (requests free per step)")
+    p.add_argument("--polish-sub-time", type=float, default=1.0,
+                   help="--polish-from: CP-SAT seconds per LNS step")
+    p.add_argument("--polish-seed", type=int, default=None,
+                   help="--polish-from: improve's seed (default: the instance's seed)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--certs", default=None, help="write instances and best schedules here")
     p.add_argument("--out", default=None, help="JSON output")
@@ -260,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
                       dashboard_address=None) as cluster, Client(cluster) as client:
         if args.polish_from:
             futs = [client.submit(polish_one, old[k], args.polish, args.certs,
-                                  args.polish_list_share, pure=False) for k in tasks]
+                                  args.polish_list_share, args.polish_neighbourhood,
+                                  args.polish_sub_time, args.polish_seed, pure=False)
+                    for k in tasks]
         elif args.lp_from:
             futs = [client.submit(lp_of, kind, seed, args.lp_time, pure=False)
                     for kind, seed in tasks]
@@ -303,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
                                 for c in cols) + " |")
     if args.polish_from:
         print(f"polish pass ({' '.join(doc['argv'])}): {wall:.0f} s wall; improve from the "
-              f"certificate, {args.polish:g} CPU-s each, list share {args.polish_list_share:g}; "
+              f"certificate, {args.polish:g} CPU-s each, list share {args.polish_list_share:g}, "
+              f"LNS neighbourhood {args.polish_neighbourhood}, {args.polish_sub_time:g} s "
+              f"per step; "
               + "; ".join(f"{r['kind']}-seed{r['seed']}: {r['polish']:.0f} (certificate "
                           f"{r['previous'] if r['best_source'] == 'polish' else r['best']:.0f})"
                           for r in records if "polish" in r))
