@@ -66,6 +66,46 @@ def pair_lags(instance: Instance) -> NDArray[np.int64]:
     return lag
 
 
+def add_pair_disjunctions(m: Any, k: list[Any], lag: NDArray[np.int64]) -> int:
+    """Add to the CP-SAT model ``m``, for every pair ``u < v`` of start variables ``k`` with
+    both lags positive, the reified disjunction ``k_v >= k_u + lag[u, v]`` or
+    ``k_u >= k_v + lag[v, u]`` (``lag`` = :func:`pair_lags` restricted to the requests of
+    ``k``, in the same order; valid for every feasible schedule). Returns the number of
+    pairs added.
+
+    Examples
+    --------
+    >>> from ortools.sat.python import cp_model
+    >>> m = cp_model.CpModel()
+    >>> k = [m.NewIntVar(0, 20, "") for _ in range(2)]
+    >>> add_pair_disjunctions(m, k, np.array([[0, 6], [6, 0]]))
+    1
+    """
+    n_pairs = 0
+    for u in range(len(k)):
+        for v in range(u + 1, len(k)):
+            if lag[u, v] <= 0 or lag[v, u] <= 0:
+                continue
+            b = m.NewBoolVar("")
+            m.Add(k[v] >= k[u] + int(lag[u, v])).OnlyEnforceIf(b)
+            m.Add(k[u] >= k[v] + int(lag[v, u])).OnlyEnforceIf(b.Not())
+            n_pairs += 1
+    return n_pairs
+
+
+def _at_most(m: Any, ivs: list[Any], level: int) -> int:
+    """At most ``level`` of the intervals ``ivs`` overlap (``AddNoOverlap`` for level 1, a
+    unit ``AddCumulative`` otherwise); nothing if there are no more than ``level`` of them.
+    Returns the number of intervals constrained."""
+    if len(ivs) <= level:
+        return 0
+    if level == 1:
+        m.AddNoOverlap(ivs)
+    else:
+        m.AddCumulative(ivs, [1] * len(ivs), int(level))
+    return len(ivs)
+
+
 def canonical_starts(instance: Instance, starts: NDArray[np.int64]) -> NDArray[np.int64]:
     """``starts`` with the starts of identical ``(a, s, o)`` requests sorted by index (the same
     schedule up to relabelling interchangeable requests; the form the symmetry breaking
@@ -181,36 +221,14 @@ def solve_cp(
         L, _ = core_lengths(instance, q)
         ivs = [m.NewFixedSizeIntervalVar(k[i] - int(s[i]), int(L[i]), "")
                for i in range(n) if L[i] > 0]
-        if len(ivs) <= q:
-            continue
-        if q == 1:
-            m.AddNoOverlap(ivs)
-        else:
-            m.AddCumulative(ivs, [1] * len(ivs), int(q))
-        n_core += len(ivs)
+        n_core += _at_most(m, ivs, q)
     n_fam = 0
     for fam in families or []:
         ivs = [m.NewFixedSizeIntervalVar(k[int(i)] + int(al), int(be - al), "")
                for i, al, be in zip(fam.members, fam.alpha, fam.beta, strict=True)
                if be > al]
-        if len(ivs) <= fam.level:
-            continue
-        if fam.level == 1:
-            m.AddNoOverlap(ivs)
-        else:
-            m.AddCumulative(ivs, [1] * len(ivs), int(fam.level))
-        n_fam += len(ivs)
-    n_pairs = 0
-    if pairs:
-        lag = pair_lags(instance)
-        for i in range(n):
-            for j in range(i + 1, n):
-                if lag[i, j] <= 0 or lag[j, i] <= 0:
-                    continue
-                b = m.NewBoolVar("")
-                m.Add(k[j] >= k[i] + int(lag[i, j])).OnlyEnforceIf(b)
-                m.Add(k[i] >= k[j] + int(lag[j, i])).OnlyEnforceIf(b.Not())
-                n_pairs += 1
+        n_fam += _at_most(m, ivs, int(fam.level))
+    n_pairs = add_pair_disjunctions(m, k, pair_lags(instance)) if pairs else 0
     for g in group_requests(instance, aggregate=True):
         for u, v in itertools.pairwise(g):
             m.Add(k[int(u)] <= k[int(v)])

@@ -75,22 +75,34 @@ def sgs_decode(instance: Instance, order: NDArray[np.int64] | list[int],
     H = int(rel.max() + o.sum()) + int(o.max()) + 2
     free = np.full(H, M, dtype=np.int64)
     starts = np.empty(instance.n, dtype=np.int64)
+    slot = np.arange(H, dtype=np.int64)
     busy_end = 0  # every slot >= busy_end has free == M
     for i in np.asarray(order, dtype=np.int64):
-        ai, si, oi = int(rel[i]), int(s[i]), int(o[i])
-        need = si + np.arange(1, oi + 1, dtype=np.int64)
-        k = ai
-        if ai < busy_end:
-            last = busy_end  # k = busy_end always fits
-            # windows free[k+1 .. k+oi] for k in [ai, last]
-            seg = free[ai + 1: last + oi + 1]
-            win = np.lib.stride_tricks.sliding_window_view(seg, oi)
-            ok = (win >= need).all(axis=1)
-            k = ai + int(np.argmax(ok)) if ok.any() else last
+        si, oi = int(s[i]), int(o[i])
+        k = _earliest_fit(free, slot, int(rel[i]), busy_end, si, oi)
         starts[i] = k
-        free[k + 1: k + oi + 1] -= need
+        free[k + 1: k + oi + 1] -= si + np.arange(1, oi + 1, dtype=np.int64)
         busy_end = max(busy_end, k + oi)
     return starts
+
+
+def _earliest_fit(free: NDArray[np.int64], slot: NDArray[np.int64], release: int,
+                  busy_end: int, s: int, o: int) -> int:
+    """Smallest ``k >= release`` with ``free[k + d] >= s + d`` for ``d = 1 .. o``, where
+    every slot ``>= busy_end`` is entirely free (so ``k = max(release, busy_end)`` fits).
+
+    Start ``k`` fits iff ``free[t] - t >= s - k`` for ``t = k+1 .. k+o``: a sliding minimum
+    of ``g = free - slot`` over windows of ``o`` slots (``O(length)``, not ``O(length o)``).
+    ``slot`` is ``arange(len(free))``.
+    """
+    if release >= busy_end:
+        return release
+    from scipy.ndimage import minimum_filter1d
+
+    g = free[release + 1: busy_end + o + 1] - slot[release + 1: busy_end + o + 1]
+    m = minimum_filter1d(g, o, mode="nearest", origin=-(o // 2))
+    ok = m[: busy_end - release + 1] + slot[release: busy_end + 1] >= s
+    return release + int(np.argmax(ok)) if ok.any() else busy_end
 
 
 def _priority_starts(instance: Instance) -> dict[str, NDArray[np.int64]]:
@@ -142,6 +154,7 @@ class _IncrementalSGS:
         self.busy = [np.zeros(self.n + 1, dtype=np.int64) for _ in range(2)]
         self.starts = [np.zeros(self.n, dtype=np.int64) for _ in range(2)]
         self.order = np.asarray(order, dtype=np.int64).copy()
+        self.cur = 0  # buffer 0 holds the empty prefix only; the first decode goes to 1
         self._decode(1, self.order, 0, self.release)
         self.cur = 1
         self.value = self.base + float(self.starts[1].sum())
@@ -149,28 +162,18 @@ class _IncrementalSGS:
     def _decode(self, b: int, order: NDArray[np.int64], p: int,
                 release: NDArray[np.int64]) -> None:
         free, busy, starts = self.free[b], self.busy[b], self.starts[b]
-        if b != getattr(self, "cur", b):
+        if b != self.cur:
             c = self.cur
             free[p] = self.free[c][p]
             busy[p] = self.busy[c][p]
             starts[:] = self.starts[c]
-        from scipy.ndimage import minimum_filter1d
-
-        slot = self.slot
         for q in range(p, self.n):
             i = int(order[q])
-            ai, oi, need = int(release[i]), self.o[i], self.need[i]
+            oi, need = self.o[i], self.need[i]
             f = free[q + 1]
             f[:] = free[q]
             be = int(busy[q])
-            k = ai
-            if ai < be:
-                # start k fits iff f[t] - t >= s_i - k for t = k+1 .. k+o_i: a sliding
-                # minimum of g = f - t over windows of o_i slots (O(length), not O(length o_i))
-                g = f[ai + 1: be + oi + 1] - slot[ai + 1: be + oi + 1]
-                m = minimum_filter1d(g, oi, mode="nearest", origin=-(oi // 2))
-                ok = m[: be - ai + 1] + slot[ai: be + 1] >= self.s[i]
-                k = ai + int(np.argmax(ok)) if ok.any() else be
+            k = _earliest_fit(f, self.slot, int(release[i]), be, self.s[i], oi)
             starts[i] = k
             f[k + 1: k + oi + 1] -= need
             busy[q + 1] = max(be, k + oi)
@@ -404,15 +407,9 @@ def lns_step(
         raise RuntimeError("fixed part of the incumbent exceeds M")
     m.add_cumulative(intervals, demands, M)
     if pairs:  # exact pairwise lags among the free requests (valid for every schedule)
-        from kvopt.mip.cpmodel import pair_lags
+        from kvopt.mip.cpmodel import add_pair_disjunctions, pair_lags
 
-        lag = pair_lags(instance)[np.ix_(free, free)]
-        for u in range(free.size):
-            for w in range(u + 1, free.size):
-                if lag[u, w] > 0 and lag[w, u] > 0:
-                    b = m.new_bool_var("")
-                    m.add(ks[w] >= ks[u] + int(lag[u, w])).only_enforce_if(b)
-                    m.add(ks[u] >= ks[w] + int(lag[w, u])).only_enforce_if(~b)
+        add_pair_disjunctions(m, ks, pair_lags(instance)[np.ix_(free, free)])
     cur = int(starts[free].sum())
     obj = sum(ks)
     m.add(obj <= cur)
