@@ -29,7 +29,7 @@ import kvopt
 from kvopt.core.validate import memory_profile
 from kvopt.report.table1 import TABLE1_ROWS, run_table1, to_markdown
 from kvopt.sim import POLICIES, LivelockError, get_step_time, simulate
-from kvopt.sim.step_time import batch_time
+from kvopt.sim.steptime import batch_time
 
 FAST = os.environ.get("KVOPT_FAST") == "1"
 

@@ -140,7 +140,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _step_time_name(text: str) -> str:
     """argparse ``type`` of ``report table1 --step-time``: a registered model name."""
-    from kvopt.sim.step_time import STEP_TIME_MODELS
+    from kvopt.sim.steptime import STEP_TIME_MODELS
 
     if text not in STEP_TIME_MODELS:
         raise argparse.ArgumentTypeError(

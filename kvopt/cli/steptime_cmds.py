@@ -21,7 +21,7 @@ def step_time_arg(value: str) -> Any:
     argparse.ArgumentTypeError: unknown step-time model 'nope'; ...
     """
     from kvopt.core.errors import UsageError
-    from kvopt.sim.step_time import STEP_TIME_MODELS, get_step_time
+    from kvopt.sim.steptime import STEP_TIME_MODELS, get_step_time
 
     if value in STEP_TIME_MODELS:
         return value
@@ -35,8 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     """Register ``steptime`` with ``list``, ``validate``, ``fit``, ``calibrate-engine`` and
     ``profile``."""
     from kvopt.cli.common import add_json_argument, float_in, int_at_least
-    from kvopt.sim.step_time import ENGINE_CALIBRATION
-    from kvopt.sim.steptime_fit import ENGINE_SETS, MEASUREMENT_SETS
+    from kvopt.sim.steptime import ENGINE_CALIBRATION
+    from kvopt.sim.steptime.fit import ENGINE_SETS
+    from kvopt.sim.steptime.measured import MEASUREMENT_SETS
 
     p = sub.add_parser("steptime", help="step-time models vs real GPU measurements: list, "
                                         "validate, fit, calibrate-engine, profile")
@@ -124,7 +125,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run_list(args: argparse.Namespace) -> int:
     """Print the registry."""
     from kvopt.cli.common import emit
-    from kvopt.sim.step_time import STEP_TIME_DESCRIPTIONS, STEP_TIME_MODELS
+    from kvopt.sim.steptime import STEP_TIME_DESCRIPTIONS, STEP_TIME_MODELS
 
     names = sorted(STEP_TIME_MODELS)
     width = max(map(len, names))
@@ -145,7 +146,7 @@ def run_validate(args: argparse.Namespace) -> int:
         validation_markdown,
         write_validation_report,
     )
-    from kvopt.sim.steptime_fit import validate
+    from kvopt.sim.steptime.fit import validate
 
     check_output_dir(args.out, "--out")
     res = validate(args.set, fit=args.fit, folds=args.folds, seed=args.seed)
@@ -177,8 +178,9 @@ def run_fit(args: argparse.Namespace) -> int:
 
     from kvopt.cli.common import check_input_file, check_output_file, emit
     from kvopt.core.errors import UsageError
-    from kvopt.sim.step_time import ProfiledStepTime, get_step_time, save_step_time
-    from kvopt.sim.steptime_fit import FIT_PARAMS, fit_step_time, read_steps_csv
+    from kvopt.sim.steptime import ProfiledStepTime, get_step_time, save_step_time
+    from kvopt.sim.steptime.fit import FIT_PARAMS, fit_step_time
+    from kvopt.sim.steptime.measured import read_steps_csv
 
     check_input_file(args.measurements, "MEASUREMENTS")
     check_output_file(args.out, "--out")
@@ -225,8 +227,8 @@ def run_calibrate_engine(args: argparse.Namespace) -> int:
 
     from kvopt.cli.common import check_output_file, emit
     from kvopt.core.io import write_json
-    from kvopt.sim.step_time import ENGINE_CALIBRATION
-    from kvopt.sim.steptime_fit import calibrate_engine
+    from kvopt.sim.steptime import ENGINE_CALIBRATION
+    from kvopt.sim.steptime.fit import calibrate_engine
 
     check_output_file(args.out, "--out")
     sets = args.set or [ENGINE_CALIBRATION]
@@ -261,7 +263,7 @@ def run_profile(args: argparse.Namespace) -> int:
     import sys
 
     from kvopt.cli.common import check_output_file, emit
-    from kvopt.sim.gpu_profile import profile_to_csv
+    from kvopt.sim.steptime.gpu_profile import profile_to_csv
 
     check_output_file(args.out, "--out")
     n = profile_to_csv(args.out, model=args.model, tp=args.tp, grid=args.grid,

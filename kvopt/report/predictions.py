@@ -49,7 +49,7 @@ from kvopt.core.metrics import request_table
 from kvopt.predictions import LogTPredictor, heavy_tailed_workload
 from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
-from kvopt.sim.predictions import Predictions
+from kvopt.sim.predicted_lengths import Predictions
 
 STEP_TIME = "a100-llama2-70b-tp2-gpu"
 

@@ -158,7 +158,7 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
 def _ordering_point(inst: Instance, pol: str, pred: Any, opts: dict[str, Any],
                     seed: int) -> np.ndarray | None:
     """The per-request number the policy orders by at arrival (for the error column)."""
-    from kvopt.sim.predictions import resolve_predictions
+    from kvopt.sim.predicted_lengths import resolve_predictions
 
     ss = np.random.SeedSequence(seed)
     pred_ss, _ = ss.spawn(2)

@@ -1,5 +1,5 @@
 """Step-time validation report: error tables and a predicted-vs-measured plot
-(``kvopt steptime validate --out DIR``; numbers from :func:`kvopt.sim.steptime_fit.validate`).
+(``kvopt steptime validate --out DIR``; numbers from :func:`kvopt.sim.steptime.fit.validate`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def summary_markdown(result: dict[str, Any]) -> str:
 
     Examples
     --------
-    >>> from kvopt.sim.steptime_fit import validate
+    >>> from kvopt.sim.steptime.fit import validate
     >>> md = summary_markdown(validate(["splitwise-a100"]))
     >>> "| splitwise-a100 | profiled-engine | out-of-sample |" in md
     True
@@ -99,7 +99,7 @@ def validation_markdown(result: dict[str, Any]) -> str:
 
     Examples
     --------
-    >>> from kvopt.sim.steptime_fit import validate
+    >>> from kvopt.sim.steptime.fit import validate
     >>> md = validation_markdown(validate(["h100-steps"]))
     >>> "| h100 llama2-7b tp1 | h100-llama2-7b-tp1-gpu | decode |" in md
     True

@@ -1,7 +1,7 @@
 """Vectorized continuous-batching simulator with the online policies of seeds 000/001.
 
 Entry point :func:`simulate`; policies in :data:`POLICIES` (see :mod:`kvopt.sim.policies`),
-step-time models in :data:`STEP_TIME_MODELS` (see :mod:`kvopt.sim.step_time`), the engine in
+step-time models in :data:`STEP_TIME_MODELS` (see :mod:`kvopt.sim.steptime`), the engine in
 :mod:`kvopt.sim.engine`, MC-SF's admission rule in :mod:`kvopt.sim.admission`.
 
 Examples
@@ -48,9 +48,9 @@ from kvopt.sim.policies import (
     policy_options,
     register_policy,
 )
+from kvopt.sim.predicted_lengths import Predictions, resolve_predictions
 from kvopt.sim.prediction_policies import RankPolicy, TiePolicy  # registers trail, tie, ...
-from kvopt.sim.predictions import Predictions, resolve_predictions
-from kvopt.sim.step_time import STEP_TIME_MODELS, StepTimeModel, get_step_time
+from kvopt.sim.steptime import STEP_TIME_MODELS, StepTimeModel, get_step_time
 
 __all__ = [
     "POLICIES",
@@ -188,7 +188,7 @@ def simulate(
     predictions
         ``None`` (the instance's), ``"exact"``, an array of point predictions, a
         :class:`Predictions`, or a noise model dict (see
-        :func:`kvopt.sim.predictions.resolve_predictions`).
+        :func:`kvopt.sim.predicted_lengths.resolve_predictions`).
     progress
         Show a tqdm progress bar.
     validate

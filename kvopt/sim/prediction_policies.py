@@ -82,7 +82,7 @@ from kvopt.sim.policies import (
     declare_policy_options,
     register_policy,
 )
-from kvopt.sim.predictions import Predictions
+from kvopt.sim.predicted_lengths import Predictions
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _KEY_SCALE = float(2**30)

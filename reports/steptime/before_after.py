@@ -1,6 +1,6 @@
 """Before/after table for issue 12: the step-time models of commit b09c6d9 (pairwise-NVLink
 all-reduce at TP 4, cumulative-max profiles, no H100 / TP-8 models) against the current ones,
-on the same measurement rows (kvopt.sim.steptime_fit.validate with a model override).
+on the same measurement rows (kvopt.sim.steptime.fit.validate with a model override).
 
 Run from the repository root:  python reports/steptime/before_after.py  > reports/steptime/before_after.md
 """
@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from kvopt.report.steptime import _abs_pct, _pct
-from kvopt.sim.steptime_fit import validate
+from kvopt.sim.steptime.fit import validate
 
 BEFORE = "b09c6d9"
 

@@ -2,7 +2,7 @@
 its leave-one-TP-out error on the calibration set and its error on the other set.
 
 Each candidate adds non-negative terms to the GPU-time profiled models (``-gpu``), fitted by
-least squares on relative errors (as :func:`kvopt.sim.steptime_fit.fit_engine_costs`, which
+least squares on relative errors (as :func:`kvopt.sim.steptime.fit.fit_engine_costs`, which
 implements the shipped one, ``step + seq + ar (tp-1)``). Columns: LOTO = calibrate on two TP
 degrees of the calibration set, score the third (mean of the three medians); out = calibrate on
 all of it, score the other set (pooled median abs error, then TP 2 / 4 / 8).
@@ -14,7 +14,7 @@ Run from the repository root:
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from kvopt.sim.steptime_fit import MEASUREMENT_SETS
+from kvopt.sim.steptime.measured import MEASUREMENT_SETS
 
 L, HEADS = 80, 64
 FEATURES = {

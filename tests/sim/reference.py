@@ -12,8 +12,8 @@ import numpy as np
 
 from kvopt.core.schedule import Schedule
 from kvopt.sim.engine import LivelockError
-from kvopt.sim.predictions import buckets, resolve_predictions
-from kvopt.sim.step_time import UnitStepTime, get_step_time
+from kvopt.sim.predicted_lengths import buckets, resolve_predictions
+from kvopt.sim.steptime import UnitStepTime, get_step_time
 
 FUTURE = {"mcsf", "mc-benchmark", "hsf", "amax", "amin", "amin-multi", "a-l", "mcsf-margin"}
 GREEDY = {"fcfs", "sjf", "alpha-protection", "alpha-beta-clearing"}

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from kvopt.core.errors import UsageError
-from kvopt.sim.gpu_profile import (
+from kvopt.sim.steptime import LLAMA2_7B, LLAMA2_70B, ModelConfig
+from kvopt.sim.steptime.fit import fit_step_time
+from kvopt.sim.steptime.gpu_profile import (
     GridPoint,
     default_grid,
     point_record,
@@ -14,13 +16,12 @@ from kvopt.sim.gpu_profile import (
     shard_kv_bytes_per_token,
     write_steps_csv,
 )
-from kvopt.sim.step_time import LLAMA2_7B, LLAMA2_70B, ModelConfig
-from kvopt.sim.steptime_fit import fit_step_time, read_steps_csv
+from kvopt.sim.steptime.measured import read_steps_csv
 
 
 def test_full_grid_matches_the_shipped_h100_grid():
     shipped = read_steps_csv(
-        __import__("kvopt.sim.step_time", fromlist=["data_file"]).data_file(
+        __import__("kvopt.core.io", fromlist=["data_file"]).data_file(
             "measured", "h100_llama_steps.csv"), {"model": "llama-2-7b"})
     g = default_grid(LLAMA2_7B, 1, "full", kv_budget_bytes=32 * 2**30)
     got = sorted((p.kind, p.prefill, p.batch, p.kv) for p in g)
@@ -66,7 +67,7 @@ def test_profile_without_torch_is_a_usage_error(monkeypatch):
 def test_shard_forward_runs_on_cpu():
     torch = pytest.importorskip("torch", reason="the forward pass needs PyTorch "
                                                 "(pip install 'kvopt[gpu]')")
-    from kvopt.sim.gpu_profile import _Shard
+    from kvopt.sim.steptime.gpu_profile import _Shard
 
     tiny = ModelConfig("tiny", 2, 64, 4, 2, 128, 100, 1e5)
     shard = _Shard(torch, tiny, 1, "cpu")

@@ -9,8 +9,8 @@ from kvopt import Instance, check_schedule
 from kvopt.core.generators import model2
 from kvopt.predictions import RefinedPredictor, heavy_tailed_workload
 from kvopt.sim import simulate
+from kvopt.sim.predicted_lengths import Predictions
 from kvopt.sim.prediction_policies import RankPolicy, adaptive_beta, decayed_order
-from kvopt.sim.predictions import Predictions
 
 
 def _instances():

@@ -7,7 +7,7 @@ import pytest
 
 from kvopt import Instance
 from kvopt.sim import STEP_TIME_MODELS, get_step_time, simulate
-from kvopt.sim.step_time import (
+from kvopt.sim.steptime import (
     LLAMA2_70B,
     ProfiledStepTime,
     RooflineStepTime,
@@ -82,7 +82,7 @@ def test_timed_simulation_records_times():
 def _splitwise_prefill_ms(hardware, tp, prompt):
     import csv
 
-    from kvopt.sim.step_time import data_file
+    from kvopt.core.io import data_file
 
     with data_file("measured", "splitwise_perf_model.csv").open("r", newline="") as fh:
         vals = [float(r["prompt_time"]) for r in csv.DictReader(fh)
@@ -105,7 +105,7 @@ def test_tp4_uses_nvswitch_all_reduce_and_matches_splitwise(prompt):
 
 def test_resolve_interconnect_and_bad_values():
     from kvopt.core.errors import UsageError
-    from kvopt.sim.step_time import resolve_interconnect
+    from kvopt.sim.steptime import resolve_interconnect
 
     assert resolve_interconnect("auto", 8) == "nvswitch"
     assert resolve_interconnect("pairwise", 1) == "none"
@@ -116,7 +116,7 @@ def test_resolve_interconnect_and_bad_values():
 
 
 def test_h100_models_registered_and_faster_than_a100():
-    from kvopt.sim.step_time import H100
+    from kvopt.sim.steptime import H100
 
     assert H100.peak_flops == 989e12 and H100.hbm_bandwidth == 3.35e12
     for name in ("h100-llama2-7b-tp1", "h100-llama2-70b-tp2", "h100-llama2-70b-tp4",
@@ -131,7 +131,7 @@ def test_h100_models_registered_and_faster_than_a100():
 
 
 def test_profiles_monotone_and_isotonic():
-    from kvopt.sim.step_time import isotonic_increasing, load_all_reduce_profile
+    from kvopt.sim.steptime import isotonic_increasing, load_all_reduce_profile
 
     rng = np.random.default_rng(0)
     y = np.cumsum(rng.random(50)) + rng.normal(0, 0.5, 50)
@@ -155,7 +155,7 @@ def test_profiles_monotone_and_isotonic():
 @pytest.mark.parametrize("name", ["h100-llama2-70b-tp4", "roofline-a100-llama2-7b-tp1", "affine",
                                   "a100-llama2-70b-tp4-pairwise"])
 def test_json_model_round_trip_drives_simulate(name, tmp_path):
-    from kvopt.sim.step_time import load_step_time, save_step_time
+    from kvopt.sim.steptime import load_step_time, save_step_time
 
     m = get_step_time(name)
     path = tmp_path / "m.json"

@@ -7,7 +7,7 @@ import pytest
 
 import kvopt.cli.steptime_cmds
 from kvopt.cli.main import main
-from kvopt.sim.step_time import get_step_time, save_step_time
+from kvopt.sim.steptime import get_step_time, save_step_time
 
 
 def test_doctests():

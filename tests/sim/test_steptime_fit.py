@@ -7,7 +7,7 @@ import pytest
 
 from kvopt.core.errors import UsageError
 from kvopt.sim import simulate
-from kvopt.sim.step_time import (
+from kvopt.sim.steptime import (
     H100,
     LLAMA2_7B,
     LLAMA2_70B,
@@ -18,17 +18,15 @@ from kvopt.sim.step_time import (
     load_step_time,
     save_step_time,
 )
-from kvopt.sim.steptime_fit import (
-    MEASUREMENT_SETS,
-    StepRows,
+from kvopt.sim.steptime.fit import (
     cross_validate,
     fit_constants,
     fit_step_time,
     fitted_constants,
-    read_steps_csv,
     split_rows,
     validate,
 )
+from kvopt.sim.steptime.measured import MEASUREMENT_SETS, StepRows, read_steps_csv
 
 
 def _grid_rows():
@@ -199,8 +197,8 @@ def test_validation_meets_the_issue_targets():
 # --- serving-engine costs ------------------------------------------------------------------
 
 def test_fit_engine_costs_recovers_known_constants():
-    from kvopt.sim.step_time import A100, EngineCosts
-    from kvopt.sim.steptime_fit import fit_engine_costs
+    from kvopt.sim.steptime import A100, EngineCosts
+    from kvopt.sim.steptime.fit import fit_engine_costs
 
     truth = EngineCosts(step=5e-3, seq=2.2e-4, ar_rank_latency=1.4e-5)
     for family in ("profiled", "roofline"):
@@ -219,7 +217,7 @@ def test_fit_engine_costs_recovers_known_constants():
 
 
 def test_engine_models_add_the_shipped_costs_to_the_gpu_models():
-    from kvopt.sim.step_time import ENGINE_CALIBRATION, load_engine_costs
+    from kvopt.sim.steptime import ENGINE_CALIBRATION, load_engine_costs
 
     c = load_engine_costs(ENGINE_CALIBRATION, "profiled")
     for tp in (2, 4, 8):
@@ -256,7 +254,7 @@ def test_shipped_engine_costs_come_from_their_command():
     import json
 
     from kvopt.core.io import data_file
-    from kvopt.sim.steptime_fit import calibrate_engine
+    from kvopt.sim.steptime.fit import calibrate_engine
 
     for cal in ("splitwise-h100", "splitwise-a100"):
         shipped = json.loads(data_file("engine", f"{cal}.json").read_text())

@@ -1,0 +1,80 @@
+"""Deprecated aliases kept for one release after a move or a rename.
+
+Two kinds:
+
+- a *moved module* (``kvopt.sim.step_time`` -> ``kvopt.sim.steptime``): the old module is a
+  small file that calls :func:`moved_module`, which warns once when it is imported and returns
+  the module ``__getattr__`` that finds every name (private ones too) in the new modules;
+- a *renamed name* (``queueing.simulate`` -> ``queueing.simulate_queue``): the module defines
+  ``__getattr__ = renamed_names(__name__, {"old": "new", ...})``; reading the old name warns
+  and gives the object of the new one.
+
+Both warn with :class:`DeprecationWarning` (shown by default only to code run as
+``__main__``, and by pytest), and nothing inside ``kvopt`` uses the old names
+(``tests/test_deprecations.py``).
+
+Examples
+--------
+>>> import types, warnings
+>>> mod = types.ModuleType("demo")
+>>> mod.new = 42
+>>> mod.__getattr__ = renamed_names("demo", {"old": "new"}, namespace=vars(mod))
+>>> with warnings.catch_warnings(record=True) as seen:
+...     warnings.simplefilter("always")
+...     value = mod.old
+>>> value, seen[0].category.__name__, str(seen[0].message)
+(42, 'DeprecationWarning', 'demo.old is deprecated; use demo.new')
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["moved_module", "renamed_names"]
+
+
+def moved_module(old: str, new: Sequence[str]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of module ``old``, moved to ``new``: it looks a name up in each of
+    the ``new`` modules in turn (private names too) and warns that ``old`` is deprecated
+    (naming the first of ``new``).
+
+    The warning goes to the code reading the name; code inside ``kvopt`` itself is not warned
+    (the modules not yet moved over are listed in ``tests/test_deprecations.py``), so that
+    ``python -W error`` runs kvopt meanwhile.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        caller = str(sys._getframe(1).f_globals.get("__name__", ""))
+        if not caller.startswith("kvopt."):
+            warnings.warn(f"{old} is deprecated; import from {new[0]} instead",
+                          DeprecationWarning, stacklevel=2)
+        for target in new:
+            mod = importlib.import_module(target)
+            if hasattr(mod, name):
+                return getattr(mod, name)
+        raise AttributeError(f"module {old!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def renamed_names(module: str, renames: Mapping[str, str], *,
+                  namespace: Mapping[str, Any] | None = None) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that serves each old name of ``renames`` (old -> new) with the
+    object of the new name in ``module``, warning with :class:`DeprecationWarning`."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in renames:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        new = renames[name]
+        warnings.warn(f"{module}.{name} is deprecated; use {module}.{new}", DeprecationWarning,
+                      stacklevel=2)
+        ns = namespace if namespace is not None else vars(sys.modules[module])
+        return ns[new]
+
+    return __getattr__
