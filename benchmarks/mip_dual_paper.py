@@ -3,13 +3,13 @@
 For each instance ``reports/mip/paper_scale/{model}-seed{k}.json`` and its committed best
 schedule ``*.best.json`` (re-validated with :func:`kvopt.check_schedule`), one dask task
 computes the combinatorial bound (trivial, volume, fluid, cores) and
-:func:`kvopt.mip.intervals.interval_bound` (``tight+cores`` LP plus lag-interval rows,
+:func:`kvopt.mip.bounds.intervals.interval_bound` (``tight+cores`` LP plus lag-interval rows,
 windows from the best schedule's TEL) with ``--time`` seconds for the whole call (a run
 stopped early still returns a valid Lagrangian bound; its status is recorded). Certified
 gap = (best - ceil(best bound)) / best, before (combinatorial bound) and after.
 
 ``--lp-form`` / ``--lp-method`` choose how the LP is solved
-(:func:`kvopt.mip.sparse_lp.solve_lp_duals`; default: the row-differenced model by interior
+(:func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`; default: the row-differenced model by interior
 point); the bound is the Lagrangian of the original rows in every case.
 
 Example (the scaled run of reports/mip/dual_paper.txt)::
@@ -39,8 +39,8 @@ def run_one(kind: str, seed: int, time_limit: float, certs: str,
     from kvopt.core.instance import load_instance
     from kvopt.core.schedule import load_schedule
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.bounds import combinatorial_bound
-    from kvopt.mip.intervals import interval_bound
+    from kvopt.mip.bounds.combinatorial import combinatorial_bound
+    from kvopt.mip.bounds.intervals import interval_bound
 
     d = Path(certs)
     inst = load_instance(d / f"{kind}-seed{seed}.json")

@@ -2,8 +2,8 @@
 
 Per instance (seeded, deterministic): OPT by ``solve(cpsat, cp+pairs)`` (only proven ones
 count), the LP of ``tight`` and of ``tight+cores`` (HiGHS), the configuration LP
-(:func:`kvopt.mip.colgen.colgen_bound`, column generation) and the lag-interval LP
-(:func:`kvopt.mip.intervals.interval_bound`). "closed" = (bound - LP tight+cores) /
+(:func:`kvopt.mip.bounds.colgen.colgen_bound`, column generation) and the lag-interval LP
+(:func:`kvopt.mip.bounds.intervals.interval_bound`). "closed" = (bound - LP tight+cores) /
 (OPT - LP tight+cores).
 
 Families:
@@ -19,9 +19,10 @@ Families:
 ``--split`` (issue 13: what the paper-scale gap between the best schedule and the best bound
 is made of) measures instead, per instance: OPT (``cp+pairs``, ``--opt-time`` s wall; its CPU
 seconds recorded; only proven ones count), MC-SF, the primal search
-:func:`kvopt.mip.improve.improve` with ``clock="cpu"`` and a budget that scales like the
+:func:`kvopt.mip.search.improve.improve` with ``clock="cpu"`` and a budget that scales like the
 paper-scale one (``--improve-rate`` CPU-s per request, 0.6 = 30 CPU-s per 50 requests) times
-each ``--improve-mult``, and the lag-interval LP bound (:func:`kvopt.mip.intervals.interval_bound`,
+each ``--improve-mult``, and the lag-interval LP bound
+(:func:`kvopt.mip.bounds.intervals.interval_bound`,
 the best LP bound at paper scale). Printed per (family, n): median / max of the primal gap
 ``improve / OPT - 1``, the dual gap ``1 - LP / OPT`` and MC-SF / OPT over the proven instances.
 ``improve`` gets ``lower=OPT`` when OPT is proven: it then stops once it reaches OPT (its search
@@ -89,8 +90,8 @@ def run_split(family: str, n: int, seed: int, opt_time: float, bound_time: float
 
     from kvopt.core.mcsf import mcsf_starts
     from kvopt.mip import solve
-    from kvopt.mip.improve import improve
-    from kvopt.mip.intervals import interval_bound
+    from kvopt.mip.bounds.intervals import interval_bound
+    from kvopt.mip.search.improve import improve
 
     inst = make(family, n, seed)
     mcsf = inst.tel_of_starts(mcsf_starts(inst))
@@ -274,9 +275,9 @@ def run_one(family: str, n: int, seed: int, opt_time: float, bound_time: float
             ) -> dict[str, Any]:
     """All bounds of one instance."""
     from kvopt.mip import solve
-    from kvopt.mip.colgen import colgen_bound
-    from kvopt.mip.intervals import interval_bound
-    from kvopt.mip.relaxations import lp_bound
+    from kvopt.mip.bounds.colgen import colgen_bound
+    from kvopt.mip.bounds.intervals import interval_bound
+    from kvopt.mip.bounds.relaxations import lp_bound
 
     inst = make(family, n, seed)
     t = time.perf_counter()

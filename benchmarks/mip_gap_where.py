@@ -2,7 +2,7 @@
 
 For one committed paper-scale instance and its certificate
 (``reports/mip/paper_scale/NAME.json`` / ``NAME.best.json``, re-validated), solve the interval
-LP of :func:`kvopt.mip.intervals.interval_bound` (``tight+cores`` plus lag-interval rows,
+LP of :func:`kvopt.mip.bounds.intervals.interval_bound` (``tight+cores`` plus lag-interval rows,
 windows from the certificate's TEL; row-differenced form, interior point) and compare each
 request's LP completion time ``E[C] = sum_k x[g, k] (k + o) / |g|`` with its completion ``C``
 in the certificate. The sum of ``C - E[C]`` over all requests is ``TEL - LP``; the table
@@ -37,9 +37,9 @@ def where(name: str) -> list[list[str]]:
     from kvopt.core.instance import load_instance
     from kvopt.core.schedule import load_schedule
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.builder import build_milp
-    from kvopt.mip.intervals import add_interval_rows, interval_families
-    from kvopt.mip.sparse_lp import solve_lp_duals
+    from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+    from kvopt.mip.model.builder import build_milp
 
     inst = load_instance(CERTS / f"{name}.json")
     sch = load_schedule(CERTS / f"{name}.best.json")

@@ -2,8 +2,8 @@
 
 For each committed instance (``reports/mip/paper_scale/{name}.json``, upper bound = the TEL
 of its committed ``*.best.json``, re-validated), builds the LP of
-:func:`kvopt.mip.intervals.interval_bound` (``tight+cores`` plus the lag-interval rows) once
-and solves it with :func:`kvopt.mip.sparse_lp.solve_lp_duals` in every requested
+:func:`kvopt.mip.bounds.intervals.interval_bound` (``tight+cores`` plus the lag-interval rows) once
+and solves it with :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals` in every requested
 ``form:method`` (forms: ``dense`` = the model as built, ``differenced``, ``cumulative``;
 methods: HiGHS ``simplex`` = dual simplex, ``ipm`` = IPX with crossover, ``pdlp``), one
 process each, single-threaded, each with ``--cap`` seconds. Prints per run the model size,
@@ -18,7 +18,7 @@ Example (reports/mip/lp_forms.txt)::
         --cap 1200 > reports/mip/lp_forms.txt
 
 ``--fixing-n 12,14,16`` instead times the reduced-cost fixing LP of ``cp+exact``
-(:func:`kvopt.mip.fixing.reduced_cost_domains` with the interval rows, incumbent MC-SF) on
+(:func:`kvopt.mip.bounds.fixing.reduced_cost_domains` with the interval rows, incumbent MC-SF) on
 ``model1(seed, n)`` for each ``form:method``, in-process (CPU seconds include the build),
 with its bound and mean domain size.
 
@@ -44,8 +44,8 @@ def _interval_lp(name: str, certs: str) -> tuple[Any, float]:
     from kvopt.core.instance import load_instance
     from kvopt.core.schedule import load_schedule
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.builder import build_milp
-    from kvopt.mip.intervals import add_interval_rows, interval_families
+    from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
+    from kvopt.mip.model.builder import build_milp
 
     d = Path(certs)
     inst = load_instance(d / f"{name}.json")
@@ -58,8 +58,8 @@ def _interval_lp(name: str, certs: str) -> tuple[Any, float]:
 
 def _solve(name: str, certs: str, form: str, method: str, cap: float,
            out: Any) -> None:
-    from kvopt.mip.intervals import _relaxed_rows, lagrangian_value
-    from kvopt.mip.sparse_lp import solve_lp_duals
+    from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
     data, _ = _interval_lp(name, certs)
     c0, w0 = time.process_time(), time.perf_counter()
@@ -67,7 +67,7 @@ def _solve(name: str, certs: str, form: str, method: str, cap: float,
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     lag = None
     if res.row_dual is not None:
-        rows = _relaxed_rows(data)
+        rows = relaxed_rows(data)
         lag = lagrangian_value(data, -res.row_dual[rows], rows)[0]
     out.put({"status": res.status, "value": res.value, "lagrangian": lag, "cpu_s": cpu,
              "wall_s": wall, "rows": res.info["rows"], "cols": res.info["cols"],
@@ -78,7 +78,7 @@ def fixing_table(ns: list[int], seeds: int, combos: list[tuple[str, ...]]) -> No
     """The ``--fixing-n`` mode (module docstring)."""
     from kvopt.core.generators import model1
     from kvopt.core.mcsf import mcsf_starts
-    from kvopt.mip.fixing import reduced_cost_domains
+    from kvopt.mip.bounds.fixing import reduced_cost_domains
 
     print("| n | seed | " + " | ".join(f"{f}:{m} CPU s / bound / domain" for f, m in combos)
           + " |")

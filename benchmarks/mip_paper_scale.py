@@ -5,7 +5,7 @@ For ``--K`` seeded instances of seed 001's Model 1 and Model 2 at the paper's sc
 generator of notes/seed-001 §5) every instance gets, in one task of a dask ``LocalCluster``:
 
 - MC-SF (true lengths), validated;
-- ``improve`` (:func:`kvopt.mip.improve.improve`, list search + CP-SAT LNS) with
+- ``improve`` (:func:`kvopt.mip.search.improve.improve`, list search + CP-SAT LNS) with
   ``--budget`` seconds (whole call);
 - the reference: the current best exact combination, ``solve(cpsat, cp+pairs)`` warm-started
   from MC-SF, with ``--ref-budget`` seconds (no LP pre-bound; the LP is computed once below);
@@ -56,7 +56,7 @@ def make_instance(kind: str, seed: int):  # type: ignore[no-untyped-def]
 
 def lp_of(kind: str, seed: int, lp_time: float) -> float | None:
     """LP bound of ``tight+cores`` (``None`` if not solved within ``lp_time``)."""
-    from kvopt.mip.relaxations import lp_bound
+    from kvopt.mip.bounds.relaxations import lp_bound
 
     if lp_time <= 0:
         return None
@@ -104,8 +104,8 @@ def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: flo
     from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.validate import check_schedule
     from kvopt.mip import solve
-    from kvopt.mip.bounds import combinatorial_bound
-    from kvopt.mip.improve import improve
+    from kvopt.mip.bounds.combinatorial import combinatorial_bound
+    from kvopt.mip.search.improve import improve
     inst = make_instance(kind, seed)
     mcsf = check_schedule(inst, mcsf_schedule(inst))
     c0, t0 = time.process_time(), time.perf_counter()
@@ -152,7 +152,7 @@ def polish_one(r: dict[str, Any], budget: float, certs: str, list_share: float,
     to CP-SAT LNS); a strictly better validated schedule replaces the certificate and
     becomes the record's best (``best_source="polish"``, ``previous`` = the old best)."""
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.improve import improve
+    from kvopt.mip.search.improve import improve
 
     inst = make_instance(r["kind"], r["seed"])
     prev = previous_certificate(inst, certs, r["kind"], r["seed"])

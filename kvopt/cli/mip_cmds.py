@@ -180,14 +180,14 @@ def _slotted(inst: Instance, args: argparse.Namespace) -> Instance:
         raise UsageError("--slot-seconds", f"{args.instance} has arrivals in seconds "
                          "(time_unit='second'); the MIP works in slots: give --slot-seconds "
                          "DT to discretise it (arrival slot = ceil(t / DT))")
-    from kvopt.mip.discretize import discretize
+    from kvopt.mip.model.discretize import discretize
 
     return discretize(inst, args.slot_seconds)
 
 
 def _run_improve(args: argparse.Namespace) -> int:
     """``kvopt solve --improve``."""
-    from kvopt.mip.improve import improve
+    from kvopt.mip.search.improve import improve
 
     if args.objective != "tel":
         raise UsageError("--improve", "searches total end-to-end latency only (--objective tel)")

@@ -25,8 +25,9 @@ from kvopt.cli.common import (
     int_at_least,
 )
 from kvopt.core.errors import UsageError
+from kvopt.core.generators import GENERATORS
 from kvopt.sweep.output import write_sweep
-from kvopt.sweep.run import GENERATORS, SweepSpec, run_spec
+from kvopt.sweep.run import SweepSpec, run_spec
 from kvopt.sweep.spec import SpecError, check_spec, expand_tasks, load_spec, parse_seeds
 from kvopt.sweep.store import ResultStore
 

@@ -11,6 +11,8 @@ Seed 001 synthetic models (notes/seed-001-jaillet.md §5.1):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from kvopt.core.errors import UsageError
@@ -228,3 +230,12 @@ def mixed_slo(
         group=[0 if c else None for c in comp],
         stage=[int(k) if c else None for k, c in zip(np.cumsum(comp) - 1, comp, strict=True)],
         name="mixed-slo", source="kvopt.core.generators.mixed_slo")
+
+
+#: Instance generators by name (``name -> callable(seed, **params)``), as sweeps and the CLI's
+#: ``--generator`` draw from them (``kvopt.sweep.GENERATORS`` is this dictionary).
+GENERATORS: dict[str, Callable[..., Instance]] = {
+    "model1": model1,
+    "model2": model2,
+    "random-small": random_small,
+}

@@ -298,6 +298,46 @@ class Instance:
         """True when arrivals are slot indices (``time_unit == "step"``)."""
         return self.time_unit == "step"
 
+    def require_slotted(self) -> None:
+        """Refuse an instance whose arrivals are in seconds (the MIP, its bounds and MC-SF's
+        slotted rule work in slots).
+
+        Raises
+        ------
+        InvalidInstanceError
+            Naming ``time_unit`` for a ``time_unit="second"`` instance, with the explicit
+            conversion (:func:`kvopt.mip.discretize`).
+
+        Examples
+        --------
+        >>> Instance(memory=10, arrival=[0], prompt=[1], output=[4]).require_slotted()
+        >>> try:
+        ...     Instance(memory=10, arrival=[0.5], prompt=[1], output=[4],
+        ...              time_unit="second").require_slotted()
+        ... except InvalidInstanceError as exc:
+        ...     print(exc.field)
+        time_unit
+        """
+        if not self.is_slotted:
+            raise InvalidInstanceError(
+                "time_unit",
+                "the MIP and its bounds need slot arrivals (time_unit='step'); convert a "
+                "time_unit='second' trace explicitly with kvopt.mip.discretize(instance, "
+                "slot_seconds)")
+
+    @property
+    def horizon(self) -> int:
+        """``max a + sum o``: a slot by which every schedule that never idles with work
+        waiting has finished, and the exact horizon of the time-indexed models (notes §2 (a)):
+        every optimal schedule completes by it.
+
+        Examples
+        --------
+        >>> Instance(memory=10, arrival=[0, 3], prompt=[1, 1], output=[4, 8]).horizon
+        15
+        """
+        return int(self.arrival.max() + self.output.sum())
+
     def tel_of_starts(self, starts: ArrayLike) -> float:
         """Total end-to-end latency ``sum_i (k_i + o_i - a_i)`` of non-preemptive start slots.
 

@@ -5,7 +5,8 @@ threaded through every step (model build, LP pre-bound, warm start, solver, vali
 each step asks it how much time is left, so a solver's own limit is always *what remains*
 of the caller's limit, and the overrun (if any) is measured and reported, never hidden.
 
-The memory budget is the number of bytes a formulation may take. It is, in order: the value
+The memory budget (``ram``) is the number of bytes a formulation may take (``memory`` alone
+always means the KV cache of an instance, in tokens). It is, in order: the value
 given by the caller (API argument or ``--memory-budget``), the environment variable
 :data:`MEMORY_BUDGET_ENV`, or :data:`DEFAULT_MEMORY_FRACTION` of the memory available now
 (``MemAvailable`` of ``/proc/meminfo``, capped by the address-space limit ``RLIMIT_AS`` of
@@ -18,6 +19,8 @@ import math
 import os
 import re
 import time
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kvopt.core.errors import UsageError
@@ -64,15 +67,22 @@ def check_time_limit(value: object, name: str = "time_limit") -> float | None:
 
 @dataclass
 class Deadline:
-    """A wall-clock deadline shared by every step of one call.
+    """A deadline shared by every step of one call: the one time budget of a computation.
+
+    Created once at the API edge (from a time limit checked by :func:`check_time_limit`, see
+    :func:`as_deadline`) and passed down; a step asks it what is left instead of keeping its
+    own clock. A part of the budget for one phase is a :meth:`sub` deadline.
 
     Parameters
     ----------
     limit
         Seconds from ``t0`` (``None``: no limit).
     t0
-        Start, in :func:`time.monotonic` seconds (default: now). The clock is system-wide,
-        so a forked solver process reads the same deadline.
+        Start on ``clock`` (default: now). The default clock, :func:`time.monotonic`, is
+        system-wide, so a forked solver process reads the same deadline.
+    clock
+        The clock (default wall-clock :func:`time.monotonic`; :meth:`cpu` makes a deadline
+        on the CPU time of this process).
 
     Examples
     --------
@@ -81,26 +91,57 @@ class Deadline:
     (True, False, 0.0)
     >>> Deadline(None).remaining() is None
     True
+    >>> part = d.sub(2.0)            # at most 2 s of what is left
+    >>> 1.0 < part.remaining() <= 2.0, part.clock is d.clock
+    (True, True)
     """
 
     limit: float | None
-    t0: float = field(default_factory=time.monotonic)
+    t0: float = None  # type: ignore[assignment]  # set from ``clock`` in __post_init__
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.t0 is None:
+            self.t0 = self.clock()
+
+    @classmethod
+    def cpu(cls, limit: float | None) -> Deadline:
+        """A deadline on the CPU seconds of this process (all threads), for fair budgets on a
+        loaded machine (not shared with forked processes).
+
+        Examples
+        --------
+        >>> Deadline.cpu(5.0).clock is time.process_time
+        True
+        """
+        return cls(limit, clock=time.process_time)
 
     def elapsed(self) -> float:
         """Seconds since ``t0``."""
-        return time.monotonic() - self.t0
+        return self.clock() - self.t0
 
-    def remaining(self, reserve: float = 0.0) -> float | None:
-        """Seconds left, less ``reserve`` (never below 0; ``None`` without a limit)."""
+    def remaining(self, reserve: float = 0.0, *, floor: float = 0.0) -> float | None:
+        """Seconds left, less ``reserve``, and at least ``floor`` (``None`` without a limit).
+
+        A solver's own limit is ``remaining(floor=...)``: a tiny positive floor, since a
+        solver given 0 may read it as "no limit".
+        """
         if self.limit is None:
             return None
-        return max(self.limit - self.elapsed() - reserve, 0.0)
+        return max(self.limit - self.elapsed() - reserve, floor, 0.0)
 
     def share(self, fraction: float, *, reserve: float = 0.0,
               at_least: float = 0.0) -> float | None:
         """``fraction`` of what remains (after ``reserve``), but at least ``at_least``."""
         left = self.remaining(reserve)
         return None if left is None else max(fraction * left, at_least)
+
+    def sub(self, seconds: float | None, *, reserve: float = 0.0) -> Deadline:
+        """A deadline for one phase, starting now: ``seconds`` (``None``: no cap of its own)
+        but never past this deadline less ``reserve``; on the same clock."""
+        left = self.remaining(reserve)
+        caps = [c for c in (seconds, left) if c is not None]
+        return Deadline(min(caps) if caps else None, clock=self.clock)
 
     def expired(self) -> bool:
         """True once the limit has passed."""
@@ -114,6 +155,25 @@ class Deadline:
         """``time_limit_s``, ``runtime_s`` and ``overrun_s`` now, rounded to ms."""
         return {"time_limit_s": self.limit, "runtime_s": round(self.elapsed(), 3),
                 "overrun_s": round(self.overrun(), 3)}
+
+
+def as_deadline(time_limit: object, deadline: Deadline | None = None,
+                name: str = "time_limit") -> Deadline:
+    """The budget of a call at its API edge: the caller's ``deadline`` if given (a step of a
+    longer call), else a new one from ``time_limit``, checked once here
+    (:func:`check_time_limit`).
+
+    Examples
+    --------
+    >>> as_deadline(5).limit, as_deadline(None).limit
+    (5.0, None)
+    >>> d = Deadline(3.0)
+    >>> as_deadline(60, d) is d
+    True
+    """
+    if deadline is not None:
+        return deadline
+    return Deadline(check_time_limit(time_limit, name))
 
 
 def process_start() -> float:
@@ -234,14 +294,15 @@ def available_memory() -> int | None:
     return min(vals) if vals else None
 
 
-def memory_budget(value: str | int | float | None = None, name: str = "memory_budget") -> int:
-    """The memory budget in bytes (see the module docstring for the order of sources).
+def resolve_memory_budget(value: str | int | float | None = None,
+                          name: str = "memory_budget") -> int:
+    """The RAM budget in bytes (see the module docstring for the order of sources).
 
     Examples
     --------
-    >>> memory_budget("2G")
+    >>> resolve_memory_budget("2G")
     2147483648
-    >>> memory_budget() > 0
+    >>> resolve_memory_budget() > 0
     True
     """
     if value is not None:
@@ -253,3 +314,10 @@ def memory_budget(value: str | int | float | None = None, name: str = "memory_bu
     if avail is None:
         return FALLBACK_MEMORY_BUDGET
     return max(int(DEFAULT_MEMORY_FRACTION * avail), 1)
+
+
+def memory_budget(value: str | int | float | None = None, name: str = "memory_budget") -> int:
+    """Deprecated name of :func:`resolve_memory_budget` (kept for one release)."""
+    warnings.warn("kvopt.core.limits.memory_budget is deprecated; use resolve_memory_budget",
+                  DeprecationWarning, stacklevel=2)
+    return resolve_memory_budget(value, name)

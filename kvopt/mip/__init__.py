@@ -15,19 +15,20 @@ Examples
 ('optimal', 12.0)
 """
 
-from kvopt.mip.backends import SolveStatus, backend_names, get_backend, solver_availability
-from kvopt.mip.bounds import (
+from kvopt.mip.backends import backend_names, get_backend, solver_availability
+from kvopt.mip.bounds.combinatorial import (
     combinatorial_bound,
     core_bound,
     fluid_bound,
     trivial_bound,
     volume_bound,
 )
-from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
-from kvopt.mip.data import MILPData
-from kvopt.mip.discretize import discretize
-from kvopt.mip.relaxations import lagrangian_bound, lp_bound
-from kvopt.mip.solving import ALL_FORMULATIONS, SolveResult, solve
+from kvopt.mip.bounds.relaxations import lagrangian_bound, lp_bound
+from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.model.discretize import discretize
+from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.solving import ALL_FORMULATIONS, solve
 
 __all__ = [
     "ALL_FORMULATIONS",

@@ -21,9 +21,9 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     """All lower bounds of a slotted instance and the best known schedule's gap.
 
     ``solve_time`` runs :func:`kvopt.mip.solving.solve` and ``improve_time`` the primal search
-    :func:`kvopt.mip.improve.improve` (with ``seed``) for a better schedule than MC-SF.
+    :func:`kvopt.mip.search.improve.improve` (with ``seed``) for a better schedule than MC-SF.
 
-    ``intervals_time`` also computes :func:`kvopt.mip.intervals.interval_bound` (the
+    ``intervals_time`` also computes :func:`kvopt.mip.bounds.intervals.interval_bound` (the
     ``tight+cores`` LP plus lag-interval rows, windows from the best schedule) with that
     time limit; stopped early it is still valid (``doc["interval_status"]`` says which). A
     model above the memory budget is reported in ``doc["skipped"]``.
@@ -32,7 +32,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     its elapsed time (:mod:`kvopt.core.progress`).
 
     ``lp="exact"`` solves the LP relaxation of ``tight+cores`` with HiGHS; its size is
-    estimated first (:func:`kvopt.mip.sizing.estimate`) and a model above the memory budget
+    estimated first (:func:`kvopt.mip.model.sizing.estimate`) and a model above the memory budget
     (``memory_budget``, default :func:`kvopt.core.limits.memory_budget`) is refused with a
     :class:`~kvopt.core.errors.MemoryBudgetError` naming ``lp`` that suggests the Lagrangian
     bound. ``lp="auto"`` takes the exact LP when ``n * T <= 2e5`` and it fits the budget,
@@ -49,8 +49,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.progress import Heartbeat, note
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.bounds import core_bound, fluid_bound, trivial_bound, volume_bound
-    from kvopt.mip.relaxations import lagrangian_bound
+    from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
+    from kvopt.mip.bounds.relaxations import lagrangian_bound
 
     t0 = time.perf_counter()
     note(f"bound: combinatorial bounds and MC-SF (n = {inst.n})", enabled=progress)
@@ -71,7 +71,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                     "objective": res.objective, "valid": True}
         bounds["solver"] = res.bound
     if improve_time is not None:
-        from kvopt.mip.improve import improve
+        from kvopt.mip.search.improve import improve
 
         note(f"bound: improve, budget {improve_time:g} s, seed {seed}", enabled=progress)
         imp = improve(inst, time_limit=improve_time, seed=seed, progress=progress)
@@ -80,14 +80,14 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                     "valid": imp.report is not None and imp.report.ok}
     from kvopt.core.errors import MemoryBudgetError
     from kvopt.core.limits import format_bytes
-    from kvopt.core.limits import memory_budget as resolve_budget
-    from kvopt.mip.sizing import estimate
+    from kvopt.core.limits import resolve_memory_budget as resolve_budget
+    from kvopt.mip.model.sizing import estimate
 
     if lp not in ("auto", "exact", "lagrangian", "none"):
         raise UsageError("lp", f"must be auto, exact, lagrangian or none, got {lp!r}")
     budget = resolve_budget(memory_budget, "memory_budget")
     skipped: dict[str, str] = {}
-    size = int(inst.n * (inst.arrival.max() + inst.output.sum()))
+    size = inst.n * inst.horizon
     mode = lp
     if lp in ("auto", "exact"):
         est = estimate(inst, "tight+cores", "lp")  # as lp_bound builds it (no incumbent)
@@ -119,7 +119,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
              f"bound, n*T = {size}", enabled=progress)
     with Heartbeat(f"bound: {mode}", enabled=progress and mode != "none"):
         if mode == "exact":
-            from kvopt.mip.relaxations import LPNotSolvedError, lp_bound
+            from kvopt.mip.bounds.relaxations import LPNotSolvedError, lp_bound
 
             try:
                 bounds["lp"] = lp_bound(inst, "tight+cores", memory_budget=budget)
@@ -132,7 +132,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     timing["lp"] = time.perf_counter() - t1
     status_iv = None
     if intervals_time is not None:
-        from kvopt.mip.intervals import interval_bound
+        from kvopt.mip.bounds.intervals import interval_bound
 
         if not intervals_time > 0:
             raise UsageError("intervals_time", f"must be > 0 seconds, got {intervals_time!r}")

@@ -1,6 +1,6 @@
 """The offline goodput-maximising program (seed 003, notes §2.2 (b)) in the hindsight MIP's model.
 
-Same model as the TEL program of :mod:`kvopt.mip.builder` (its ``naive`` time-indexed rows):
+Same model as the TEL program of :mod:`kvopt.mip.model.builder` (its ``naive`` time-indexed rows):
 one binary ``x[i, k]`` per request ``i`` and start slot ``k in [a_i, T - o_i]``, assignment
 ``sum_k x[i, k] = 1`` (every request is served, possibly late), the KV ramp
 ``sum (s_i + tau - k) x[i, k] <= M`` at every slot ``tau`` (a start at ``k`` holds
@@ -39,17 +39,17 @@ from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import COMPOUND, absolute_deadline, group_arrival, start_goodput
 from kvopt.core.validate import FeasibilityReport, check_schedule
-from kvopt.mip.backends.base import SolveStatus, get_backend
-from kvopt.mip.bounds import _require_slotted
-from kvopt.mip.builder import build_milp
-from kvopt.mip.data import MILPData
+from kvopt.mip.backends.base import get_backend
+from kvopt.mip.model.builder import build_milp
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.result import SolveResult, SolveStatus
 
 #: Default backend of the goodput program (a MILP; every backend of kvopt.mip reads it).
 DEFAULT_GOODPUT_SOLVER = "highs"
 
 
 def _require_slo(instance: Instance) -> None:
-    _require_slotted(instance)
+    instance.require_slotted()
     if instance.slo is None:
         raise InvalidInstanceError("requests.slo_kind", "objective 'goodput' needs per-request "
                                    "SLOs (slo_kind and its fields)")
@@ -62,7 +62,7 @@ def build_goodput_milp(instance: Instance,
                        warm_starts: NDArray[np.int64] | None = None) -> MILPData:
     """The goodput program of ``instance`` as :class:`MILPData` (``min -goodput``).
 
-    Columns: the ``naive`` start binaries of :func:`kvopt.mip.builder.build_milp` (layout in
+    Columns: the ``naive`` start binaries of :func:`kvopt.mip.model.builder.build_milp` (layout in
     ``col_group``/``col_start``, group ``i`` = request ``i``), then one ``z`` per compound
     group (``meta["compound_groups"]``).
 
@@ -213,8 +213,6 @@ def solve_goodput(
     kvopt.mip.SolveResult
         ``objective`` = validated token goodput; ``formulation = "goodput"``.
     """
-    from kvopt.mip.solving import SolveResult
-
     t0 = time.perf_counter()
     _require_slo(instance)
     backend = get_backend(solver)

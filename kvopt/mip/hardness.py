@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.mip.backends.base import get_backend
-from kvopt.mip.data import MILPData
+from kvopt.mip.model.data import MILPData
 
 
 def _check(weights: Sequence[int], values: Sequence[float], capacity: int,

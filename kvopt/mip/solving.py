@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,26 +20,25 @@ from numpy.typing import NDArray
 from kvopt.core.errors import KvoptError, UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.isolate import run_isolated
-from kvopt.core.limits import Deadline, check_time_limit, format_bytes
-from kvopt.core.limits import memory_budget as resolve_memory_budget
+from kvopt.core.limits import Deadline, check_time_limit, format_bytes, resolve_memory_budget
 from kvopt.core.progress import Heartbeat, is_terminal
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
-from kvopt.mip.backends.base import BackendResult, SolveStatus, get_backend
+from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.backends.cpsat import CP_MODELS
-from kvopt.mip.bounds import _require_slotted
-from kvopt.mip.builder import FORMULATIONS, build_milp, decode_starts
-from kvopt.mip.relaxations import lp_bound
-from kvopt.mip.sizing import check_memory, estimate
+from kvopt.mip.bounds.relaxations import lp_bound
+from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
+from kvopt.mip.model.sizing import check_memory, estimate
+from kvopt.mip.result import SolveResult, SolveStatus
 
-#: CP-SAT models of :mod:`kvopt.mip.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
+#: CP-SAT models of :mod:`kvopt.mip.model.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
 #: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``), plus a primal
-#: search and reduced-cost fixing (``cp+exact``: :func:`kvopt.mip.improve.improve` from
+#: search and reduced-cost fixing (``cp+exact``: :func:`kvopt.mip.search.improve.improve` from
 #: MC-SF for :data:`EXACT_IMPROVE_SHARE` of the time (at most :data:`EXACT_IMPROVE_STEPS`
 #: LNS steps per request; 10 s without a limit), its schedule as hint and upper bound;
 #: then the Lagrangian bound of the ``tight+cores`` LP with the lag-interval rows of
-#: :mod:`kvopt.mip.intervals`, the start domains of
-#: :func:`kvopt.mip.fixing.reduced_cost_domains` (which keep every better schedule) and the
+#: :mod:`kvopt.mip.bounds.intervals`, the start domains of
+#: :func:`kvopt.mip.bounds.fixing.reduced_cost_domains` (which keep every better schedule) and the
 #: lag-interval families as ``AddNoOverlap`` constraints).
 CP_FORMULATIONS = CP_MODELS
 #: Formulation names accepted by :func:`solve`.
@@ -48,71 +46,6 @@ ALL_FORMULATIONS = (*FORMULATIONS, *CP_FORMULATIONS)
 #: Default backend and formulation (the fastest measured combination, see reports/mip).
 DEFAULT_SOLVER = "cpsat"
 DEFAULT_FORMULATION = "cp"
-
-
-@dataclass
-class SolveResult:
-    """Outcome of :func:`solve`.
-
-    Attributes
-    ----------
-    status
-        A :class:`~kvopt.mip.backends.base.SolveStatus` (a ``str`` enum): ``"optimal"``
-        (proven), ``"time_limit"``, ``"infeasible"`` or ``"error"``.
-    objective
-        Validated total end-to-end latency of ``schedule`` (``None`` without incumbent).
-    bound
-        Best proven lower bound on OPT (solver bound or combinatorial bound).
-    gap
-        ``(objective - bound) / objective`` (0 when optimal, ``None`` without both).
-    schedule
-        The validated incumbent.
-    runtime_s
-        Wall time of the whole call (it is what the time limit covers).
-    time_limit, overrun_s
-        The limit of the call and how far ``runtime_s`` went past it (0 within it).
-    bounds
-        Every lower bound considered: ``{name: {"value", "status": "computed" | "skipped",
-        "reason"}}`` (``trivial``, ``volume``, ``fluid``, ``core1``, ``core2``, ``lp``,
-        ``solver``); a skipped bound says why.
-    memory
-        ``budget_bytes``, the formulation's size ``estimate`` and the solver process'
-        ``peak_rss_bytes``.
-    steps
-        Seconds per step (warm start, estimate, bounds, LP pre-bound, solve, validation).
-    """
-
-    status: SolveStatus
-    objective: float | None
-    bound: float | None
-    gap: float | None
-    solver: str
-    formulation: str
-    runtime_s: float
-    schedule: Schedule | None = None
-    report: FeasibilityReport | None = None
-    solver_status: str = ""
-    incumbent_source: str = ""
-    model: dict[str, Any] = field(default_factory=dict)
-    time_limit: float | None = None
-    overrun_s: float = 0.0
-    bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
-    memory: dict[str, Any] = field(default_factory=dict)
-    steps: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def proven(self) -> bool:
-        """True iff the status is ``"optimal"``."""
-        return self.status == "optimal"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (without the schedule)."""
-        return {"status": self.status.value, "objective": self.objective, "bound": self.bound,
-                "gap": self.gap, "solver": self.solver, "formulation": self.formulation,
-                "runtime_s": round(self.runtime_s, 4), "solver_status": self.solver_status,
-                "incumbent_source": self.incumbent_source, "model": self.model,
-                "time_limit_s": self.time_limit, "overrun_s": round(self.overrun_s, 4),
-                "bounds": self.bounds, "memory": self.memory, "steps": self.steps}
 
 
 def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
@@ -182,7 +115,7 @@ def solve(
     memory_budget
         Bytes the formulation may take (``"4G"``, ``2e9``, ...); default
         :func:`kvopt.core.limits.memory_budget` (env ``KVOPT_MEMORY_BUDGET`` or half the
-        available memory). A formulation estimated above it (:mod:`kvopt.mip.sizing`) is
+        available memory). A formulation estimated above it (:mod:`kvopt.mip.model.sizing`) is
         refused before it is built (:class:`~kvopt.core.errors.MemoryBudgetError` naming
         the formulations that fit); the solver process is also capped at it.
     deadline
@@ -226,7 +159,7 @@ def solve(
     if instance.max_batch is not None:
         raise UsageError("objective", "the TEL formulations do not model a batch limit "
                          "(instance max_batch); use objective='goodput' or drop max_batch")
-    _require_slotted(instance)
+    instance.require_slotted()
     if formulation is None:
         formulation = "cp" if solver == "cpsat" else "tight"
     if formulation not in ALL_FORMULATIONS:
@@ -250,7 +183,7 @@ def solve(
         ws_obj = upper = instance.tel_of_starts(ws_starts)
     steps["warm_start_s"] = time.monotonic() - t
     if formulation == "cp+exact" and ws_starts is not None:
-        from kvopt.mip.improve import improve
+        from kvopt.mip.search.improve import improve
 
         t = time.monotonic()
         share = dl.share(EXACT_IMPROVE_SHARE, reserve=POST_RESERVE_S)
@@ -280,8 +213,8 @@ def solve(
         fix_starts = ws_starts
 
         def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
-            from kvopt.mip.cpmodel import solve_cp
-            from kvopt.mip.fixing import reduced_cost_domains
+            from kvopt.mip.bounds.fixing import reduced_cost_domains
+            from kvopt.mip.model.cpmodel import solve_cp
 
             fx = None
             t_fix = time.monotonic()
@@ -314,7 +247,7 @@ def solve(
             lb0 = max(lb0, lower)
 
         def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
-            from kvopt.mip.cpmodel import solve_cp
+            from kvopt.mip.model.cpmodel import solve_cp
 
             left = dl.remaining(POST_RESERVE_S)
             return solve_cp(instance, time_limit=None if left is None else max(left, 0.05),
@@ -369,7 +302,7 @@ def solve(
                         {"value": None, "status": "skipped",
                          "reason": f"the solver reported no bound ({res.message})"})
     out.bounds = bounds
-    out.memory = memory
+    out.ram = memory
     out.steps = {k: round(v, 3) for k, v in steps.items()}
     out.time_limit = dl.limit
     out.runtime_s = dl.elapsed()
@@ -419,7 +352,7 @@ def _preload(solver: str) -> None:
 
 
 def _combinatorial_bounds(instance: Instance) -> dict[str, dict[str, Any]]:
-    from kvopt.mip.bounds import core_bound, fluid_bound, trivial_bound, volume_bound
+    from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
 
     vals = {"trivial": trivial_bound(instance), "volume": volume_bound(instance),
             "fluid": fluid_bound(instance), "core1": core_bound(instance, 1),

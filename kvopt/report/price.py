@@ -17,7 +17,8 @@ policy     predictions at noise level ``e``                                 kind
 
 Small instances (``n`` requests) are solved to proven optimality by :func:`kvopt.mip.solve`
 (rows whose solve is not proven optimal are dropped and counted); larger instances are
-compared with the best combinatorial lower bound (:func:`kvopt.mip.bounds.combinatorial_bound`),
+compared with the best combinatorial lower bound
+(:func:`kvopt.mip.bounds.combinatorial.combinatorial_bound`),
 so their ratio is an upper estimate of ``TEL / OPT``. The measured mean absolute relative
 error of the point the policy orders by (``|p - o| / o``) is reported next to ``e``.
 MC-SF under under-predictions can clear memory forever (seed 001 Sec. 5.2); such runs raise
@@ -45,7 +46,7 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.io import atomic_write_text
 from kvopt.mip import solve
-from kvopt.mip.bounds import combinatorial_bound
+from kvopt.mip.bounds.combinatorial import combinatorial_bound
 from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
 from kvopt.sim.engine import LivelockError

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kvopt.core import generators
 from kvopt.core.errors import UsageError
-from kvopt.core.instance import Instance
+from kvopt.core.generators import GENERATORS as GENERATORS  # kvopt.sweep.GENERATORS
 from kvopt.sweep.spec import (
     EvaluatorSpec,
     InstanceSource,
@@ -23,13 +22,6 @@ from kvopt.sweep.spec import (
 )
 from kvopt.sweep.store import ResultStore
 from kvopt.sweep.tasks import failed_row, run_task, run_tasks
-
-#: Instance generators a sweep can draw from (name -> callable(seed, **params)).
-GENERATORS: dict[str, Callable[..., Instance]] = {
-    "model1": generators.model1,
-    "model2": generators.model2,
-    "random-small": generators.random_small,
-}
 
 
 @dataclass(frozen=True)

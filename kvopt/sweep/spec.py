@@ -88,7 +88,7 @@ class SpecError(KvoptError, ValueError):
 
 
 def _generators() -> dict[str, Callable[..., Instance]]:
-    from kvopt.sweep.run import GENERATORS
+    from kvopt.core.generators import GENERATORS
 
     return GENERATORS
 

@@ -45,7 +45,7 @@ def failed_row(payload: dict[str, Any], status: str, error: str) -> dict[str, An
 
 def _instance(payload: dict[str, Any]) -> Instance:
     if payload.get("generator"):
-        from kvopt.sweep.run import GENERATORS
+        from kvopt.core.generators import GENERATORS
 
         return GENERATORS[payload["generator"]](payload["seed"], **payload["instance_params"])
     return Instance.from_dict(payload["instance"])

@@ -1,4 +1,5 @@
-"""The level-q cores (kvopt.mip.bounds.core_lengths): checked on every feasible schedule of
+"""The level-q cores (kvopt.mip.bounds.combinatorial.core_lengths): checked on every feasible
+schedule of
 small random instances, their bound and their formulations against the brute-force oracle."""
 
 import itertools
@@ -10,10 +11,10 @@ import pytest
 from kvopt import Instance
 from kvopt.core.generators import model1
 from kvopt.mip import solve
-from kvopt.mip.bounds import core_bound, core_lengths
-from kvopt.mip.builder import build_milp
-from kvopt.mip.cpmodel import pair_lags, solve_cp
-from kvopt.mip.relaxations import lp_bound
+from kvopt.mip.bounds.combinatorial import core_bound, core_lengths
+from kvopt.mip.bounds.relaxations import lp_bound
+from kvopt.mip.model.builder import build_milp
+from kvopt.mip.model.cpmodel import pair_lags, solve_cp
 from tests.bruteforce import brute_force_opt
 
 

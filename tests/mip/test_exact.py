@@ -13,13 +13,13 @@ from kvopt.core.generators import random_small
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
 from kvopt.mip.backends import backend_names, get_backend, solver_availability
-from kvopt.mip.bounds import (
+from kvopt.mip.bounds.combinatorial import (
     core_bound,
     fluid_bound,
     trivial_bound,
     volume_bound,
 )
-from kvopt.mip.relaxations import lagrangian_bound, lp_bound
+from kvopt.mip.bounds.relaxations import lagrangian_bound, lp_bound
 from tests.bruteforce import brute_force_opt
 
 TINY = sorted(Path("instances/tiny").glob("*.json"))

@@ -1,4 +1,4 @@
-"""Reduced-cost fixing (kvopt.mip.fixing) and the cp+exact formulation.
+"""Reduced-cost fixing (kvopt.mip.bounds.fixing) and the cp+exact formulation.
 
 The validity check is exhaustive: on random small instances, every feasible schedule that
 is strictly better than the incumbent is enumerated (plain Python DFS, no kvopt code) and
@@ -14,9 +14,10 @@ import pytest
 from kvopt import Instance, check_schedule
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
-from kvopt.mip.builder import build_milp
-from kvopt.mip.cpmodel import canonical_starts
-from kvopt.mip.fixing import lagrangian_reduced_costs, reduced_cost_domains
+from kvopt.mip.bounds.fixing import reduced_cost_domains
+from kvopt.mip.bounds.lagrangian import lagrangian_reduced_costs
+from kvopt.mip.model.builder import build_milp
+from kvopt.mip.model.cpmodel import canonical_starts
 from tests.bruteforce import brute_force_opt
 
 

@@ -1,4 +1,4 @@
-"""Primal improvement search (kvopt.mip.improve): feasible, never worse than MC-SF, never
+"""Primal improvement search (kvopt.mip.search.improve): feasible, never worse than MC-SF, never
 below the brute-force optimum, and ``kvopt solve --improve`` on the command line."""
 
 import json
@@ -14,7 +14,7 @@ from kvopt.core.generators import model1, model2
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import memory_profile
-from kvopt.mip.improve import (
+from kvopt.mip.search.improve import (
     _IncrementalSGS,
     _move,
     improve,

@@ -1,4 +1,5 @@
-"""Lag-interval rows (kvopt.mip.intervals): every family checked on every feasible schedule of
+"""Lag-interval rows (kvopt.mip.bounds.intervals): every family checked on every feasible schedule
+of
 thousands of small random instances; the bound against brute-force OPT and the plain LP."""
 
 import itertools
@@ -9,16 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvopt import Instance
-from kvopt.mip.builder import build_milp, group_requests
-from kvopt.mip.intervals import (
+from kvopt.mip.bounds.intervals import (
     IntervalFamily,
     add_interval_rows,
     check_family,
     interval_bound,
     interval_families,
-    lagrangian_value,
 )
-from kvopt.mip.relaxations import lp_bound
+from kvopt.mip.bounds.lagrangian import lagrangian_value
+from kvopt.mip.bounds.relaxations import lp_bound
+from kvopt.mip.model.builder import build_milp, group_requests
 from tests.bruteforce import brute_force_opt
 from tests.strategies import small_instances as instances
 
@@ -143,7 +144,7 @@ def test_small_model1_gap_closed():
 @settings(max_examples=15, deadline=None)
 @given(instances(max_n=4))
 def test_configuration_lp_bound_valid(inst):
-    from kvopt.mip.colgen import colgen_bound
+    from kvopt.mip.bounds.colgen import colgen_bound
 
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     res = colgen_bound(inst, time_limit=20)

@@ -26,11 +26,11 @@ from kvopt.core.errors import MemoryBudgetError, UsageError
 from kvopt.core.generators import model1
 from kvopt.core.instance import Instance, load_instance
 from kvopt.core.isolate import run_isolated
-from kvopt.core.limits import Deadline, memory_budget, parse_bytes
+from kvopt.core.limits import Deadline, parse_bytes, resolve_memory_budget
 from kvopt.mip import solve
-from kvopt.mip.builder import build_milp
 from kvopt.mip.certify import bound_report
-from kvopt.mip.sizing import estimate, milp_shape
+from kvopt.mip.model.builder import build_milp
+from kvopt.mip.model.sizing import estimate, milp_shape
 from kvopt.mip.solving import KILL_GRACE_S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,7 +178,7 @@ def test_large_instance_refused_before_building_with_alternatives(large):
 def test_budget_from_env_and_bad_values(monkeypatch):
     inst = Instance(memory=4, arrival=[0], prompt=[1], output=[1])
     monkeypatch.setenv("KVOPT_MEMORY_BUDGET", "1M")
-    assert memory_budget() == 2**20
+    assert resolve_memory_budget() == 2**20
     with pytest.raises(MemoryBudgetError):
         solve(inst, solver="highs", time_limit=5)
     monkeypatch.setenv("KVOPT_MEMORY_BUDGET", "lots")
@@ -231,7 +231,7 @@ def test_large_instance_under_a_memory_cap_solves_with_cp(tmp_path):
     startup = doc["steps"]["before_solve_s"]
     assert doc["objective"] is not None, doc
     assert doc["runtime_s"] <= max(6, startup) + SLACK_S + 2.0, (doc["steps"], p.stderr)
-    assert doc["memory"]["estimate"]["bytes"] <= doc["memory"]["budget_bytes"]
+    assert doc["ram"]["estimate"]["bytes"] <= doc["ram"]["budget_bytes"]
     assert main(["validate", str(LARGE), str(out)]) == 0
 
 
@@ -244,7 +244,7 @@ def test_bound_exact_lp_refused_not_memory_error(large, capsys):
 
 
 def test_lp_bound_api_refuses_above_budget(large):
-    from kvopt.mip.relaxations import lp_bound
+    from kvopt.mip.bounds.relaxations import lp_bound
 
     with pytest.raises(MemoryBudgetError) as exc:
         lp_bound(large, "tight", memory_budget="8G")
@@ -254,7 +254,7 @@ def test_lp_bound_api_refuses_above_budget(large):
 def test_bound_report_lp_not_solved_is_reported_not_a_traceback(seed1, monkeypatch):
     # `kvopt bound model1-seed1` ended in a RuntimeError traceback when the exact LP hit
     # lp_bound's 120 s limit on a loaded machine; simulated here with a tiny limit
-    import kvopt.mip.relaxations as rel
+    import kvopt.mip.bounds.relaxations as rel
 
     orig = rel.lp_bound
     monkeypatch.setattr(rel, "lp_bound", lambda *a, **k: orig(*a, **{**k, "time_limit": 0.01}))

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from kvopt import Instance, check_schedule
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
-from kvopt.mip.bounds import combinatorial_bound, fluid_bound, volume_bound
-from kvopt.mip.builder import build_milp, decode_starts, group_requests
+from kvopt.mip.bounds.combinatorial import combinatorial_bound, fluid_bound, volume_bound
+from kvopt.mip.model.builder import build_milp, decode_starts, group_requests
 from tests.bruteforce import brute_force_opt
 from tests.strategies import small_instances as instances
 

@@ -1,4 +1,4 @@
-"""Sparse exact reformulations of the LP relaxation (kvopt.mip.sparse_lp): same LP value and,
+"""Sparse exact reformulations of the LP relaxation (kvopt.mip.bounds.sparse_lp): same LP value and,
 evaluated as the Lagrangian of the original rows, the same bound as the dense LP, on hundreds
 of random small instances; the bijections checked point by point; a paper-scale instance in
 the slow run."""
@@ -14,15 +14,10 @@ from hypothesis import strategies as st
 from kvopt import Instance
 from kvopt.core.errors import UsageError
 from kvopt.core.generators import model1, model2
-from kvopt.mip.builder import build_milp
-from kvopt.mip.intervals import (
-    _relaxed_rows,
-    add_interval_rows,
-    interval_bound,
-    interval_families,
-    lagrangian_value,
-)
-from kvopt.mip.sparse_lp import cumulative_lp, differenced_lp, solve_lp_duals
+from kvopt.mip.bounds.intervals import add_interval_rows, interval_bound, interval_families
+from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+from kvopt.mip.bounds.sparse_lp import cumulative_lp, differenced_lp, solve_lp_duals
+from kvopt.mip.model.builder import build_milp
 from tests.strategies import small_instances
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +33,7 @@ def _rel(a: float, b: float) -> float:
 
 
 def _check_same_lp(data) -> None:
-    rows = _relaxed_rows(data)
+    rows = relaxed_rows(data)
     lp = dataclasses.replace(data, integrality=np.zeros(data.n_cols, dtype=np.int8))
     ref = solve_lp_duals(data, form="dense", method="simplex")
     assert ref.status == "optimal"
@@ -142,7 +137,7 @@ def test_paper_scale_interval_lp_is_the_same_in_the_differenced_form():
     assert rep.ok and rep.objective is not None
     base = build_milp(inst, "tight+cores", upper=float(rep.objective))
     data = add_interval_rows(base, interval_families(inst, base.groups))
-    rows = _relaxed_rows(data)
+    rows = relaxed_rows(data)
     ref = solve_lp_duals(data, form="dense", method="simplex")
     res = solve_lp_duals(data)                     # the default: differenced, ipm
     assert ref.status == res.status == "optimal"
@@ -154,7 +149,7 @@ def test_paper_scale_interval_lp_is_the_same_in_the_differenced_form():
 
 @pytest.mark.parametrize("seed", [1002, 1003])
 def test_size_estimate_bounds_the_differenced_model(seed):
-    from kvopt.mip.sizing import estimate
+    from kvopt.mip.model.sizing import estimate
 
     inst = model1(seed, n=12)
     dif = differenced_lp(build_milp(inst, "tight+cores"))

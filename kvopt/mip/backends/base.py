@@ -1,6 +1,6 @@
 """Backend protocol, result type and the registry of MILP backends.
 
-A backend turns a :class:`~kvopt.mip.data.MILPData` into a solver model, runs it and
+A backend turns a :class:`~kvopt.mip.model.data.MILPData` into a solver model, runs it and
 returns a :class:`BackendResult`. Backends import their solver lazily, so a missing solver
 only fails when it is used (:class:`~kvopt.core.errors.SolverNotAvailableError`).
 """
@@ -10,40 +10,17 @@ from __future__ import annotations
 import importlib
 import time
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import SolverNotAvailableError
-from kvopt.mip.data import MILPData
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.result import STATUSES, BackendStatus, SolveStatus
 
-
-class SolveStatus(StrEnum):
-    """Status of a solve. A ``str`` enum: ``SolveStatus.OPTIMAL == "optimal"`` and it is written
-    to JSON as its value.
-
-    ``OPTIMAL`` only when the proof holds (``ceil(bound) >= objective``); ``TIME_LIMIT`` with an
-    incumbent, a bound and a gap; ``INFEASIBLE``; ``ERROR``.
-
-    Examples
-    --------
-    >>> SolveStatus("time_limit") is SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL == "optimal"
-    (True, True)
-    """
-
-    OPTIMAL = "optimal"
-    TIME_LIMIT = "time_limit"
-    INFEASIBLE = "infeasible"
-    ERROR = "error"
-
-    def __repr__(self) -> str:  # shown as the plain string it compares equal to
-        return repr(self.value)
-
-
-#: Raw backend statuses (the values of :class:`SolveStatus`).
-STATUSES = tuple(s.value for s in SolveStatus)
+__all__ = ["STATUSES", "Backend", "BackendResult", "BackendStatus", "Capabilities", "SolveStatus",
+           "backend_names", "get_backend", "register_backend", "solver_availability"]
 
 
 @dataclass(frozen=True)
@@ -62,8 +39,8 @@ class Capabilities:
         Solves the LP relaxation (``relax=True``).
     formulations
         The formulation names :func:`kvopt.mip.solve` accepts with this backend (the
-        time-indexed MILPs of :mod:`kvopt.mip.builder`; CP-SAT also runs the CP models of
-        :mod:`kvopt.mip.cpmodel`, documented at :data:`kvopt.mip.solving.CP_FORMULATIONS`).
+        time-indexed MILPs of :mod:`kvopt.mip.model.builder`; CP-SAT also runs the CP models of
+        :mod:`kvopt.mip.model.cpmodel`, documented at :data:`kvopt.mip.solving.CP_FORMULATIONS`).
     """
 
     mip_start: bool
@@ -97,7 +74,7 @@ class BackendResult:
         Solver's own status text.
     """
 
-    status: str
+    status: BackendStatus
     x: NDArray[np.float64] | None
     objective: float | None
     bound: float

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
-from kvopt.mip.builder import FORMULATIONS
-from kvopt.mip.data import MILPData
+from kvopt.mip.model.builder import FORMULATIONS
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.result import BackendStatus
 
 
 def _parse_log(text: str) -> dict[str, Any]:
@@ -109,6 +110,7 @@ class CbcBackend:
         x = np.array(vals, dtype=np.float64) if has_x else None
         obj = float(pulp.value(prob.objective)) if has_x else None
         result = str(log.get("result", pulp.LpStatus[prob.status]))
+        status: BackendStatus
         if prob.status == -1 or "infeasible" in result.lower():
             status, bound = "infeasible", np.inf
         elif "Optimal" in result and prob.status == 1:

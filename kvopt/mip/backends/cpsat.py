@@ -1,6 +1,6 @@
 """OR-Tools CP-SAT on the canonical form (integer model; coefficients must be integral).
 
-The dedicated CP model with cumulative staircases lives in :mod:`kvopt.mip.cpmodel`.
+The dedicated CP model with cumulative staircases lives in :mod:`kvopt.mip.model.cpmodel`.
 """
 
 from __future__ import annotations
@@ -11,18 +11,19 @@ from typing import Any
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
-from kvopt.mip.builder import FORMULATIONS
-from kvopt.mip.data import MILPData
+from kvopt.mip.model.builder import FORMULATIONS
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.result import BackendStatus
 
-#: The CP-SAT models of :mod:`kvopt.mip.cpmodel` (only this backend runs them): ``cp``
+#: The CP-SAT models of :mod:`kvopt.mip.model.cpmodel` (only this backend runs them): ``cp``
 #: (staircase cumulative, cliques, symmetry breaking, start windows, LP pre-bound),
 #: ``cp+cores`` (+ level-1/2 cores), ``cp+pairs`` (+ exact pairwise lags), ``cp+exact``
 #: (``cp+pairs`` + primal search + lag intervals + reduced-cost fixing,
-#: :mod:`kvopt.mip.fixing`).
+#: :mod:`kvopt.mip.bounds.fixing`).
 CP_MODELS = ("cp", "cp+cores", "cp+pairs", "cp+exact")
 
 
-def cpsat_status(solver: object, code: object) -> str:
+def cpsat_status(solver: object, code: object) -> BackendStatus:
     """Map a CP-SAT status to a kvopt status."""
     from ortools.sat.python import cp_model
 
@@ -36,14 +37,14 @@ def cpsat_status(solver: object, code: object) -> str:
 
 
 def run_cpsat(model: object, *, time_limit: float | None, threads: int,
-              verbose: bool) -> tuple[Any, Any, float, str]:
+              verbose: bool) -> tuple[Any, Any, float, BackendStatus]:
     """Solve a CP-SAT ``model`` with kvopt's shared options.
 
     Returns
     -------
     tuple
         ``(solver, status_code, runtime_s, kvopt_status)``; used by the generic backend and
-        by the dedicated ``cp`` models of :mod:`kvopt.mip.cpmodel`.
+        by the dedicated ``cp`` models of :mod:`kvopt.mip.model.cpmodel`.
     """
     from ortools.sat.python import cp_model
 

@@ -1,6 +1,6 @@
 """HiGHS through highspy (``passModel`` of a column-wise ``HighsLp``, MIP start by
 ``setSolution``). An LP relaxation solved to optimality also returns its row duals
-(``info["row_dual"]``, HiGHS' sign convention), used by :mod:`kvopt.mip.fixing`."""
+(``info["row_dual"]``, HiGHS' sign convention), used by :mod:`kvopt.mip.bounds.fixing`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import time
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
-from kvopt.mip.builder import FORMULATIONS
-from kvopt.mip.data import MILPData
+from kvopt.mip.model.builder import FORMULATIONS
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.result import BackendStatus
 
 
 class HighsBackend:
@@ -90,6 +91,7 @@ class HighsBackend:
         has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
         x = np.array(h.getSolution().col_value, dtype=np.float64) if has_x else None
         obj = float(info.objective_function_value) if has_x else None
+        status: BackendStatus
         if ms == S.kOptimal:
             status = "optimal"
             bound = float(info.mip_dual_bound) if not relax else float(obj or -np.inf)

@@ -7,8 +7,9 @@ import time
 import numpy as np
 
 from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
-from kvopt.mip.builder import FORMULATIONS
-from kvopt.mip.data import MILPData
+from kvopt.mip.model.builder import FORMULATIONS
+from kvopt.mip.model.data import MILPData
+from kvopt.mip.result import BackendStatus
 
 
 class ScipyBackend:
@@ -46,6 +47,7 @@ class ScipyBackend:
         x = None if res.x is None else np.asarray(res.x, dtype=np.float64)
         obj = None if x is None else float(res.fun) + data.obj_offset
         bound = getattr(res, "mip_dual_bound", None)
+        status: BackendStatus
         if res.status == 0:
             status = "optimal"
             b = float(bound) + data.obj_offset if bound is not None else obj

@@ -12,7 +12,8 @@ All bounds are valid for the model of seed 001 (notes §1): a request started at
   schedule with completion ``<= c_i``, and SRPT minimises the sum of fluid completions
   (1|r_j, pmtn|sum C_j), so ``sum_i (C_i^SRPT - a_i)`` bounds TEL. It dominates the volume LP
   whenever ``vol_i > M`` and uses arrivals.
-- :func:`lp_bound` (in :mod:`kvopt.mip.solving`) and :func:`lagrangian_bound`: the LP relaxation
+- :func:`~kvopt.mip.bounds.relaxations.lp_bound` and
+  :func:`~kvopt.mip.bounds.relaxations.lagrangian_bound`: the LP relaxation
   of the time-indexed formulation, exactly (HiGHS) or by subgradient ascent on the memory rows
   (any scale, each step is ``O(n T)`` numpy work).
 """
@@ -25,17 +26,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import InvalidInstanceError
 from kvopt.core.instance import Instance
-
-
-def _require_slotted(instance: Instance) -> None:
-    if not instance.is_slotted:
-        raise InvalidInstanceError(
-            "time_unit",
-            "the MIP and its bounds need slot arrivals (time_unit='step'); convert a "
-            "time_unit='second' trace explicitly with kvopt.mip.discretize(instance, "
-            "slot_seconds)")
 
 
 def volumes(instance: Instance) -> NDArray[np.float64]:
@@ -74,7 +65,7 @@ def volume_bound(instance: Instance) -> float:
     >>> round(volume_bound(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])), 3)
     5.377
     """
-    _require_slotted(instance)
+    instance.require_slotted()
     M = float(instance.memory)
     v = np.sort(volumes(instance))
     V = np.concatenate([[0.0], np.cumsum(v)])
@@ -131,7 +122,7 @@ def fluid_bound(instance: Instance) -> float:
     >>> round(fluid_bound(inst), 2)   # volumes 14 and 44 -> 1.4 + 5.8
     7.2
     """
-    _require_slotted(instance)
+    instance.require_slotted()
     C = fluid_completions(instance.arrival.astype(np.float64),
                           volumes(instance) / float(instance.memory))
     return float((C - instance.arrival).sum())
@@ -191,7 +182,7 @@ def core_bound(instance: Instance, q: int = 1) -> float:
     >>> core_bound(inst)      # cores of length 6: ends 6 and 12, tails 2 -> 8 + 14
     22.0
     """
-    _require_slotted(instance)
+    instance.require_slotted()
     L, y = core_lengths(instance, q)
     B = L > 0
     o = instance.output.astype(np.float64)

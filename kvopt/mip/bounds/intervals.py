@@ -1,0 +1,405 @@
+"""Lag-interval rows: single-machine structure hidden in the pairwise start lags.
+
+:func:`kvopt.mip.model.cpmodel.pair_lags` proves that in every feasible schedule, for every pair
+``i != j``, ``k_j >= k_i + lag[i, j]`` or ``k_i >= k_j + lag[j, i]``. The time-indexed LP
+satisfies such disjunctions cheaply with fractional starts, and the level-1 cores
+(:func:`kvopt.mip.bounds.combinatorial.core_lengths`) turn only a uniform weakening of them into LP
+rows.
+This module turns them, set by set, into the rows of a *single machine*:
+
+**Lag intervals.** Let ``S`` be a set of requests and ``alpha_i < beta_i`` integers with
+``beta_i - alpha_j <= lag[i, j]`` for all ``i != j`` in ``S``. Give request ``i`` started
+at ``k_i`` the interval ``I_i = [k_i + alpha_i, k_i + beta_i)``. In every feasible schedule
+the intervals of ``S`` are pairwise disjoint, so every slot ``t`` lies in at most one::
+
+    sum_{i in S} sum_{k : k + alpha_i <= t < k + beta_i} x[i, k] <= 1      (every t)
+
+Proof: if ``t`` lies in ``I_i`` and ``I_j``, the lag disjunction gives either
+``k_j >= k_i + lag[i, j] >= k_i + beta_i - alpha_j``, i.e. ``k_j + alpha_j >= k_i + beta_i
+> t``, or symmetrically ``k_i + alpha_i >= k_j + beta_j > t``; both contradict
+``t in I_i cap I_j``. Identical requests aggregated into one group (:func:`~kvopt.mip.model.builder.
+group_requests`) share one interval and join ``S`` together, which needs the same condition
+for the pair of two copies: ``beta_i - alpha_i <= lag[i, i']``.
+
+**Level q.** With the level-``q`` lags ``lag_q[i, j] = o_i - max(floor((M - s_i - o_i) / q)
+- s_j, 0)`` (``lag_1`` = the pairwise lags) in the same conditions, no slot lies in more than
+``q`` intervals of ``S`` (rows ``<= q``). Proof: let ``t`` lie in the intervals of a set
+``Q`` of ``q + 1`` requests and ``i`` be the first of ``Q`` to complete. For ``j`` in
+``Q - {i}``, ``k_j <= t - alpha_j < k_i + beta_i - alpha_j <= k_i + lag_q[i, j] <= c_i``
+and ``c_j >= c_i``, so ``j`` runs at ``c_i`` and holds ``s_j + c_i - k_j >= s_j + o_i -
+lag_q[i, j] + 1 >= floor(D / q) + 1 > D / q`` tokens, ``D = M - s_i - o_i``. With ``i`` at
+its peak the memory at ``c_i`` exceeds ``s_i + o_i + D = M``. The level-``q`` cores of
+:func:`~kvopt.mip.bounds.combinatorial.core_lengths` are the case ``alpha_j = -s_j`` with one tail.
+
+**Choosing the intervals.** For a fixed ``S`` the conditions are difference constraints;
+they have a solution with ``beta_i >= alpha_i`` iff the digraph with arc weights ``lag[i, j]``
+on ``S`` has no negative cycle, and the interval lengths ``L_i = beta_i - alpha_i`` are then
+bounded (``L_i + L_j <= lag[i, j] + lag[j, i]``). :func:`interval_families` grows ``S``
+greedily (largest peak first, only pairs with ``lag[i, j] + lag[j, i] >= 1``) and then
+maximises ``sum w_i L_i`` by a small LP (totally unimodular: integral vertices, re-checked
+exactly in integers before use). The level-1 cores are the special case ``alpha_i = -s_i``
+with a uniform tail; the LP allocation is what makes the rows strong (measured in
+``reports/mip/intervals_small.txt``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows, subgradient
+from kvopt.mip.model.data import MILPData
+
+
+@dataclass(frozen=True)
+class IntervalFamily:
+    """A set of requests and their lag intervals ``[k + alpha, k + beta)`` (request indices),
+    at most ``level`` of which contain any slot."""
+
+    members: NDArray[np.int64]
+    alpha: NDArray[np.int64]
+    beta: NDArray[np.int64]
+    level: int = 1
+
+
+def _lags(instance: Instance, q: int = 1) -> NDArray[np.int64]:
+    """Level-``q`` lags ``o_i - max(floor((M - s_i - o_i) / q) - s_j, 0)`` (``q = 1``: those
+    of :func:`kvopt.mip.model.cpmodel.pair_lags`); diagonal = the lag between two copies of
+    ``i``."""
+    s = instance.prompt.astype(np.int64)
+    o = instance.output.astype(np.int64)
+    room = int(instance.memory) - s - o
+    return o[:, None] - np.maximum(room[:, None] // int(q) - s[None, :], 0)
+
+
+def _no_negative_cycle(w: NDArray[np.float64]) -> bool:
+    """Floyd-Warshall: ``True`` iff the complete digraph with arc weights ``w`` (diagonal =
+    self-loop weight, ``+inf`` for none) has no negative cycle."""
+    d = w.astype(np.float64).copy()
+    for k in range(d.shape[0]):
+        d = np.minimum(d, d[:, k, None] + d[None, k, :])
+        if (np.diag(d) < 0).any():
+            return False
+    return True
+
+
+def _allocate(lag: NDArray[np.float64], weights: NDArray[np.float64]
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """Integers ``alpha, beta`` maximising ``sum w (beta - alpha)`` subject to
+    ``beta_i - alpha_j <= lag[i, j]`` (``i != j``; diagonal: ``beta_i - alpha_i <= lag[i, i]``
+    where finite) and ``beta >= alpha``; ``None`` if the LP fails or its rounded vertex
+    violates a constraint."""
+    from scipy.optimize import linprog
+
+    m = lag.shape[0]
+    ii, jj = np.nonzero(np.isfinite(lag))
+    rows = np.arange(ii.size)
+    A1 = sp.csr_matrix((np.concatenate([np.ones(ii.size), -np.ones(ii.size)]),
+                        (np.concatenate([rows, rows]), np.concatenate([ii, m + jj]))),
+                       shape=(ii.size, 2 * m))
+    A2 = sp.hstack([-sp.identity(m), sp.identity(m)]).tocsr()   # alpha - beta <= 0
+    A = sp.vstack([A1, A2]).tocsr()
+    b = np.concatenate([lag[ii, jj].astype(np.float64), np.zeros(m)])
+    c = np.concatenate([-weights, weights])
+    bounds: list[tuple[float | None, float | None]] = [(None, None)] * (2 * m)
+    bounds[m] = (0.0, 0.0)                                   # translation: alpha_0 = 0
+    res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    if res.status != 0 or res.x is None:
+        return None
+    x = np.rint(res.x).astype(np.int64)
+    beta, alpha = x[:m], x[m:]
+    if (beta[ii] - alpha[jj] > lag[ii, jj]).any() or (beta < alpha).any():
+        return None
+    return alpha, beta
+
+
+def interval_families(instance: Instance, groups: list[NDArray[np.int64]] | None = None, *,
+                      n_families: int = 3, levels: tuple[int, ...] = (1,)
+                      ) -> list[IntervalFamily]:
+    """Lag-interval families of ``instance`` (see the module docstring for the proof).
+
+    Family 0 grows ``S`` greedily by decreasing peak and maximises the total interval length;
+    further families re-use ``S`` with weights favouring short, then long requests.
+    Requests whose interval is empty are dropped from a family.
+
+    Parameters
+    ----------
+    instance
+        A slotted instance.
+    groups
+        Groups of identical requests (:func:`~kvopt.mip.model.builder.group_requests`) that must
+        join or leave a family together with one interval; default: singletons.
+    n_families
+        How many families per level (1 to 3).
+    levels
+        Levels ``q`` (module docstring): ``q = 1`` uses the pairwise lags, ``q >= 2`` the
+        level-``q`` lags.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[8, 6, 7])
+    >>> fam = interval_families(inst, n_families=1)[0]
+    >>> fam.members.tolist(), (fam.beta - fam.alpha).tolist()
+    ([0, 2, 1], [7, 8, 4])
+    """
+    if groups is None:
+        groups = [np.array([i], dtype=np.int64) for i in range(instance.n)]
+    out: list[IntervalFamily] = []
+    for q in levels:
+        out += _families_of_level(instance, groups, int(q), n_families)
+    return out
+
+
+def _families_of_level(instance: Instance, groups: list[NDArray[np.int64]], q: int,
+                       n_families: int) -> list[IntervalFamily]:
+    lag_all = _lags(instance, q)
+    reps = np.array([int(g[0]) for g in groups], dtype=np.int64)
+    multi = np.array([g.size > 1 for g in groups])
+    peak = (instance.prompt + instance.output)[reps]
+    order = np.argsort(-peak, kind="stable")
+    chosen: list[int] = []                                  # group indices
+    for g in order:
+        r = reps[g]
+        if multi[g] and lag_all[r, r] < 1:
+            continue
+        if any(lag_all[r, reps[h]] + lag_all[reps[h], r] < 1 for h in chosen):
+            continue
+        trial = [*chosen, int(g)]
+        if _no_negative_cycle(_group_lag(lag_all, reps, multi, trial)):
+            chosen = trial
+    if len(chosen) < 2 and not any(multi[g] for g in chosen):
+        return []
+    lag = _group_lag(lag_all, reps, multi, chosen)
+    o = instance.output[reps[chosen]].astype(np.float64)
+    weight_sets = [np.ones(len(chosen)), 1.0 / o, o / o.max()][: max(1, int(n_families))]
+    out: list[IntervalFamily] = []
+    for w in weight_sets:
+        alloc = _allocate(lag, w)
+        if alloc is None:
+            continue
+        alpha, beta = alloc
+        keep = beta > alpha
+        mem, al, be = [], [], []
+        for idx in np.flatnonzero(keep):
+            for i in groups[chosen[idx]]:
+                mem.append(int(i))
+                al.append(int(alpha[idx]))
+                be.append(int(beta[idx]))
+        if mem:
+            out.append(IntervalFamily(np.array(mem, dtype=np.int64),
+                                      np.array(al, dtype=np.int64),
+                                      np.array(be, dtype=np.int64), level=q))
+    return out
+
+
+def _group_lag(lag_all: NDArray[np.int64], reps: NDArray[np.int64], multi: NDArray[np.bool_],
+               chosen: list[int]) -> NDArray[np.float64]:
+    r = reps[chosen]
+    lag = lag_all[np.ix_(r, r)].astype(np.float64)
+    diag = np.where(multi[chosen], lag_all[r, r].astype(np.float64), np.inf)
+    np.fill_diagonal(lag, diag)
+    return lag
+
+
+def check_family(instance: Instance, fam: IntervalFamily) -> bool:
+    """``True`` iff ``fam`` satisfies its defining conditions (exact integer check).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[0, 0], output=[8, 8])
+    >>> check_family(inst, IntervalFamily(np.array([0, 1]), np.array([0, 0]), np.array([6, 6])))
+    True
+    >>> check_family(inst, IntervalFamily(np.array([0, 1]), np.array([0, 0]), np.array([7, 6])))
+    False
+    """
+    lag = _lags(instance, fam.level)
+    m = fam.members
+    viol = (fam.beta[:, None] - fam.alpha[None, :]) > lag[np.ix_(m, m)]
+    same = m[:, None] == m[None, :]
+    return bool(not (viol & ~same).any() and (fam.beta > fam.alpha).all())
+
+
+def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPData:
+    """``data`` (a time-indexed model of :mod:`kvopt.mip.model.builder`) plus one row per family and
+    slot: ``sum x[i, k] <= 1`` over the starts whose lag interval contains the slot.
+
+    Columns of an aggregated group count every member, so a group enters a family whole
+    (as :func:`interval_families` builds them).
+    """
+    import dataclasses
+
+    assert data.col_group is not None and data.col_start is not None
+    req_group = np.empty(sum(g.size for g in data.groups), dtype=np.int64)
+    for g, mem in enumerate(data.groups):
+        req_group[mem] = g
+    A = data.A.tocoo()
+    R, C, V = [A.row], [A.col], [A.data]
+    rl, ru = [data.row_lower], [data.row_upper]
+    nrow = data.n_rows
+    kinds = list(data.row_kind)
+    for f, fam in enumerate(families):
+        g_of = req_group[fam.members]
+        # one interval per group (members of a group share it)
+        ug, first = np.unique(g_of, return_index=True)
+        al = np.zeros(len(data.groups), dtype=np.int64)
+        L = np.zeros(len(data.groups), dtype=np.int64)
+        al[ug] = fam.alpha[first]
+        L[ug] = fam.beta[first] - fam.alpha[first]
+        cols = np.flatnonzero(L[data.col_group] > 0)
+        if cols.size == 0:
+            continue
+        lens = L[data.col_group[cols]]
+        jc = np.repeat(cols, lens)
+        off = np.arange(jc.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        t = data.col_start[jc] + al[data.col_group[jc]] + off
+        present, rows = np.unique(t, return_inverse=True)
+        R.append(nrow + rows.reshape(-1))
+        C.append(jc)
+        V.append(np.ones(jc.size))
+        rl.append(np.full(present.size, -np.inf))
+        ru.append(np.full(present.size, float(fam.level)))
+        kinds += [f"interval{f}"] * present.size
+        nrow += present.size
+    A2 = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))),
+                       shape=(nrow, data.n_cols))
+    meta = dict(data.meta)
+    meta["interval_families"] = len(families)
+    return dataclasses.replace(data, A=A2, row_lower=np.concatenate(rl),
+                               row_upper=np.concatenate(ru), row_kind=kinds, meta=meta)
+
+
+@dataclass
+class IntervalBound:
+    """Outcome of :func:`interval_bound`: ``bound`` is valid in every status.
+
+    ``status`` is ``"optimal"`` when the LP was solved (``bound`` is then the Lagrangian value
+    of its duals, i.e. the LP value) and ``"time_limit"`` when the subgradient fallback ran.
+    """
+
+    bound: float
+    status: str
+    lp_value: float | None
+    families: int
+    seconds: float
+    meta: dict[str, Any]
+
+
+def _solve_lp_duals(data: MILPData, deadline: Deadline, form: str, method: str
+                    ) -> tuple[str, float | None, NDArray[np.float64] | None, dict[str, Any]]:
+    """Solve the LP relaxation by :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals` (default:
+    the row-differenced model by interior point with crossover) within ``deadline``: status,
+    value, the original rows' duals, solver info."""
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+    res = solve_lp_duals(data, time_limit=deadline.remaining(floor=1e-3), form=form,
+                         method=method)
+    if res.status != "optimal" or res.row_dual is None:
+        return str(res.info.get("message", res.status)), None, None, res.info
+    return "optimal", res.value, res.row_dual, res.info
+
+
+def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
+                   upper: float | None = None, n_families: int = 3,
+                   levels: tuple[int, ...] = (1,),
+                   memory_budget: str | int | float | None = None,
+                   lp_form: str = "differenced", lp_method: str = "ipm",
+                   deadline: Deadline | None = None) -> IntervalBound:
+    """Lower bound from the ``tight+cores`` LP plus the lag-interval rows (module docstring).
+
+    Parameters
+    ----------
+    instance
+        A slotted instance.
+    time_limit, deadline
+        Wall-clock seconds for the whole call, or a caller's :class:`~kvopt.core.limits.Deadline`
+        to share (then ``time_limit`` is ignored). When the LP is not solved in time the
+        remaining time (at least a few iterations) goes to subgradient ascent on the
+        Lagrangian of the same rows (:func:`subgradient`), whose best value is returned with
+        ``status="time_limit"``: still a valid bound.
+    upper
+        TEL of a feasible schedule (default MC-SF); it sets the start windows
+        (:func:`kvopt.mip.model.builder.start_windows`, which keep every optimal schedule).
+    n_families, levels
+        Lag-interval families per level and their levels (:func:`interval_families`).
+    memory_budget
+        As in :func:`kvopt.mip.bounds.relaxations.lp_bound` (checked on the ``tight+cores`` part).
+    lp_form, lp_method
+        How the LP is solved (:func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`: one of
+        :data:`~kvopt.mip.bounds.sparse_lp.LP_FORMS` and of
+        :data:`~kvopt.mip.bounds.sparse_lp.LP_METHODS`).
+        Every form is the same LP; the bound is the Lagrangian of the original rows at the
+        duals it returns, so the choice changes the running time, not the value.
+
+    Notes
+    -----
+    **Validity.** Every row of the model holds for every feasible schedule (memory, DFF and
+    clique rows: :mod:`kvopt.mip.model.builder`; cores:
+    :func:`~kvopt.mip.bounds.combinatorial.core_lengths`;
+    lag intervals: module docstring), and the windows keep every optimal schedule, so the
+    LP value is ``<= OPT``. The value reported is not the solver's objective but
+    :func:`lagrangian_value` of the multipliers read from the LP duals (clipped to ``>= 0``),
+    which is ``<= OPT`` for *any* multipliers (proof there) and equals the LP value at an
+    optimal dual solution; it is lowered by ``1e-9 * max(1, |L|)`` against rounding in the
+    sums. Objective values are integers, so ``ceil(bound)`` is valid.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5],
+    ...                 output=[4, 3, 4, 7, 3])
+    >>> from kvopt.mip.bounds.relaxations import lp_bound
+    >>> res = interval_bound(inst, time_limit=30)
+    >>> res.status, round(lp_bound(inst, "tight+cores"), 2), round(res.bound, 2)
+    ('optimal', 47.0, 52.0)
+    """
+    from kvopt.core.errors import MemoryBudgetError, UsageError
+    from kvopt.core.limits import resolve_memory_budget
+    from kvopt.core.mcsf import mcsf_starts
+    from kvopt.mip.bounds.sparse_lp import LP_FORMS, LP_METHODS
+    from kvopt.mip.model.builder import build_milp
+    from kvopt.mip.model.sizing import estimate
+
+    dl = as_deadline(time_limit, deadline)
+    t0 = dl.elapsed()
+    instance.require_slotted()
+    if lp_form not in LP_FORMS:
+        raise UsageError("lp_form", f"must be one of {', '.join(LP_FORMS)}, got {lp_form!r}")
+    if lp_method not in LP_METHODS:
+        raise UsageError("lp_method", f"must be one of {', '.join(LP_METHODS)}, got "
+                         f"{lp_method!r}")
+    if upper is None:
+        upper = instance.tel_of_starts(mcsf_starts(instance))
+    budget = resolve_memory_budget(memory_budget, "memory_budget")
+    est = estimate(instance, "tight+cores", "lp-differenced", upper=upper)
+    if est.bytes > budget:
+        raise MemoryBudgetError("memory_budget", f"the interval LP ({est.describe()} before "
+                                "the interval rows) exceeds the memory budget",
+                                estimate=est, budget=budget)
+    base = build_milp(instance, "tight+cores", upper=upper)
+    fams = interval_families(instance, base.groups, n_families=n_families, levels=levels)
+    data = add_interval_rows(base, fams)
+    status, lp_value, dual, lp_info = (_solve_lp_duals(data, dl, lp_form, lp_method)
+                                       if not dl.expired() else ("time", None, None, {}))
+    rows = relaxed_rows(data)
+    meta: dict[str, Any] = {"rows": data.n_rows, "cols": data.n_cols, "nnz": int(data.A.nnz),
+                            "upper": float(upper), "lp_status": status, "lp": lp_info}
+    if dual is not None:
+        bound, _ = lagrangian_value(data, -dual[rows], rows)
+        out_status = "optimal"
+    else:
+        bound, _, its = subgradient(data, upper=float(upper), deadline=dl,
+                                    max_iterations=100_000)
+        if not np.isfinite(bound):                       # no iteration ran: mu = 0
+            bound, _ = lagrangian_value(data, np.zeros(rows.size), rows)
+            its = 1
+        meta["subgradient_iterations"] = its
+        out_status = "time_limit"
+    bound -= 1e-9 * max(1.0, abs(bound))
+    return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
+                         families=len(fams), seconds=dl.elapsed() - t0, meta=meta)
+

@@ -1,0 +1,170 @@
+"""Relaxation bounds of the time-indexed IP: the LP relaxation and a windowed Lagrangian.
+
+These sit above :mod:`kvopt.mip.model.builder` (they build or reuse its start windows), while the
+combinatorial bounds of :mod:`kvopt.mip.bounds.combinatorial` sit below it, so the imports run one
+way:
+``bounds -> builder -> relaxations``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.mcsf import mcsf_starts
+from kvopt.mip.backends.base import get_backend
+from kvopt.mip.model.builder import build_milp, group_requests, start_windows
+
+
+class LPNotSolvedError(RuntimeError):
+    """The LP relaxation was not solved (time limit or solver failure): no bound."""
+
+
+def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",
+             time_limit: float | None = 120.0,
+             memory_budget: str | int | float | None = None) -> float:
+    """LP-relaxation bound of a time-indexed formulation (HiGHS or scipy).
+
+    The model's size is estimated before it is built (:func:`kvopt.mip.model.sizing.estimate`);
+    above ``memory_budget`` (default :func:`kvopt.core.limits.memory_budget`) a
+    :class:`~kvopt.core.errors.MemoryBudgetError` suggests :func:`lagrangian_bound`.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[1, 1, 1])
+    >>> 3.0 <= lp_bound(inst) <= 4.0
+    True
+    """
+    from kvopt.core.errors import MemoryBudgetError
+    from kvopt.core.limits import format_bytes
+    from kvopt.core.limits import resolve_memory_budget as resolve_budget
+    from kvopt.mip.model.sizing import estimate
+
+    budget = resolve_budget(memory_budget, "memory_budget")
+    est = estimate(instance, formulation, "lp")
+    if est.bytes > budget:
+        raise MemoryBudgetError(
+            "formulation", f"the LP relaxation ({est.describe()}) exceeds the memory budget "
+            f"of {format_bytes(budget)} (memory_budget / --memory-budget / "
+            "KVOPT_MEMORY_BUDGET); lagrangian_bound (kvopt bound --lp lagrangian) needs "
+            "O(n T) memory", estimate=est, budget=budget)
+    data = build_milp(instance, formulation)
+    res = get_backend(solver).solve(data, time_limit=time_limit, threads=1, relax=True)
+    if res.status != "optimal" or res.objective is None:
+        raise LPNotSolvedError(f"LP relaxation not solved: {res.status} ({res.message})")
+    return float(res.objective)
+
+
+def lagrangian_bound(
+    instance: Instance,
+    *,
+    iterations: int = 300,
+    horizon: int | None = None,
+    upper: float | None = None,
+    seed_multipliers: NDArray[np.float64] | None = None,
+    tighten_every: int = 10,
+) -> tuple[float, NDArray[np.float64]]:
+    """Lagrangian relaxation of the memory rows of the time-indexed IP (subgradient ascent).
+
+    For multipliers ``lam_tau >= 0`` the relaxed problem splits per request:
+    ``L(lam) = sum_i m_i(lam) - M sum lam`` with
+    ``m_i(lam) = min_k [k + o_i - a_i + sum_{d=1..o_i} lam_{k+d} (s_i + d)]``, each minimum
+    over the start window of ``i`` computed at once with prefix sums. Any ``lam >= 0`` gives
+    a valid bound; the best value over the iterations is returned. Its limit is the
+    LP-relaxation bound. Cost per iteration ``O(sum of window lengths)``.
+
+    Windows start as :func:`kvopt.mip.model.builder.start_windows` (incumbent ``UB`` and the
+    leave-one-out fluid bound) and are tightened every ``tighten_every`` iterations by
+    Lagrangian reduced costs: if some optimal schedule lies in the windows ``W``, then
+    ``L_W(lam) - m_i(lam)`` bounds the other requests' TEL in it, so
+    ``latency_i <= UB - L_W(lam) + m_i(lam)`` keeps it (a standard reduced-cost argument).
+
+    Parameters
+    ----------
+    instance
+        A slotted instance.
+    iterations
+        Subgradient steps (Polyak steps towards ``upper``).
+    horizon
+        ``T`` (default ``max a + sum o``, exact).
+    upper
+        A known feasible TEL (default from MC-SF).
+    seed_multipliers
+        Starting multipliers, length ``T + 1`` (index = slot).
+    tighten_every
+        Window tightening period (0: never).
+
+    Returns
+    -------
+    (bound, multipliers)
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[1, 1, 1])
+    >>> b, _ = lagrangian_bound(inst, iterations=50)
+    >>> 3.0 <= b <= 4.0
+    True
+    """
+
+    instance.require_slotted()
+    a = instance.arrival.astype(np.int64)
+    o = instance.output.astype(np.int64)
+    M = float(instance.memory)
+    T = instance.horizon if horizon is None else int(horizon)
+    if upper is None:
+        upper = instance.tel_of_starts(mcsf_starts(instance))
+    lo, hi = start_windows(instance, horizon=T, upper=upper)
+    groups = group_requests(instance, aggregate=True)
+    rep = np.array([int(g[0]) for g in groups])
+    cnt = np.array([g.size for g in groups], dtype=np.float64)
+    gs, go = instance.prompt[rep].astype(np.float64), o[rep]
+    glo, ghi = lo[rep], np.array([int(hi[g].max()) for g in groups])
+    Tw = int((ghi + go).max())
+    lam = np.zeros(Tw + 1)
+    if seed_multipliers is not None:
+        m0 = np.asarray(seed_multipliers, dtype=np.float64)[: Tw + 1]
+        lam[: m0.size] = m0
+    tau = np.arange(Tw + 1, dtype=np.float64)
+    best = -math.inf
+    step_scale = 2.0
+    since = 0
+    base = float((o - a).sum())
+    mins = np.zeros(len(groups))
+    argk = np.zeros(len(groups), dtype=np.int64)
+    for it in range(iterations):
+        P0 = np.concatenate([[0.0], np.cumsum(lam)])          # P0[t] = sum_{tau < t} lam
+        P1 = np.concatenate([[0.0], np.cumsum(lam * tau)])
+        for g in range(len(groups)):
+            k = np.arange(glo[g], ghi[g] + 1)
+            oi = int(go[g])
+            cost = (gs[g] - k) * (P0[k + oi + 1] - P0[k + 1]) + (P1[k + oi + 1] - P1[k + 1]) + k
+            j = int(np.argmin(cost))
+            mins[g], argk[g] = cost[j], k[j]
+        val = base + float(cnt @ mins) - M * lam.sum()
+        if val > best + 1e-9:
+            best, since = val, 0
+        else:
+            since += 1
+            if since >= 20:
+                step_scale /= 2.0
+                since = 0
+        if tighten_every and (it + 1) % tighten_every == 0 and math.isfinite(val):
+            # latency of one request of g <= UB - L + (m_g + o_g - a_g)   (m_g excludes o - a)
+            slack = upper - val
+            new_hi = np.floor(slack + mins + 1e-9).astype(np.int64)  # k <= UB - L + cost
+            ghi = np.maximum(np.minimum(ghi, new_hi), glo)
+        g_sub = np.full(Tw + 1, -M)
+        g_sub[0] = 0.0
+        for g in range(len(groups)):
+            kk, oi = int(argk[g]), int(go[g])
+            g_sub[kk + 1: kk + oi + 1] += cnt[g] * (gs[g] + np.arange(1, oi + 1))
+        gnorm = float((g_sub[1:] ** 2).sum())
+        if gnorm < 1e-12:
+            break
+        gap = max(upper - val, 1e-3 * max(abs(upper), 1.0))
+        lam = np.maximum(lam + step_scale * gap / gnorm * g_sub, 0.0)
+        lam[0] = 0.0
+    return float(best), lam

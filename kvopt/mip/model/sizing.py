@@ -1,0 +1,251 @@
+"""Size of a formulation before it is built: rows, columns, non-zeros, bytes per backend.
+
+:func:`estimate` computes the columns of a time-indexed formulation exactly (the start
+windows of :func:`kvopt.mip.model.builder.start_windows`) and its rows and non-zeros as upper
+bounds (memory entries ``sum_columns o``; DFF entries counted exactly per level; core
+entries ``sum_columns L``; clique entries at most the memory entries), in ``O(n)`` numpy
+work after the windows. Bytes are the peak memory of building the model and running the
+backend on it, ``a * nnz + b * cols + c * rows`` with per-backend coefficients measured on
+this package's models (:data:`BYTES_PER`; PuLP's Python objects are an order of magnitude
+heavier than HiGHS' arrays). ``solver="lp-differenced"`` is the LP that
+:func:`kvopt.mip.bounds.intervals.interval_bound` and
+:func:`kvopt.mip.bounds.fixing.reduced_cost_domains`
+solve: the dense model is built, then HiGHS gets its row-differenced form
+(:func:`kvopt.mip.bounds.sparse_lp.differenced_lp`: the same rows, one slack column per row, and per
+row the sparsest of the row, its first and its second difference, so at most the dense
+non-zeros plus three slack entries per row); estimated as that upper bound with the larger
+of the build and HiGHS coefficients (peak RSS 334 MiB measured on the interval LP of
+``model1-seed1``, 3.84 M dense non-zeros, against 580 MiB estimated without the interval
+rows). The ``cp`` models of :mod:`kvopt.mip.model.cpmodel` have one interval
+per output token (``sum o``), so they stay small where the time-indexed models explode.
+
+:func:`check_memory` refuses (:class:`~kvopt.core.errors.MemoryBudgetError`) a formulation
+whose estimate exceeds the budget, and names the formulations that would fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from kvopt.core.errors import MemoryBudgetError
+from kvopt.core.instance import Instance
+from kvopt.core.limits import DEFAULT_MEMORY_FRACTION, MEMORY_BUDGET_ENV, format_bytes
+from kvopt.mip.bounds.combinatorial import core_lengths
+from kvopt.mip.model.builder import FORMULATIONS, group_requests, start_windows
+
+#: ``(bytes per non-zero, per column, per row)`` of the peak memory of build + solve, by
+#: backend; ``"build"`` is :func:`kvopt.mip.model.builder.build_milp` alone (also the LP bound's
+#: share before HiGHS). Measured as the peak RSS of a forked solve of ``model1-seed1``
+#: (``tight``, ``tight+cores``) and ``model1(3, n=100)``, rounded up (see the tests).
+BYTES_PER: dict[str, tuple[float, float, float]] = {
+    "build": (100.0, 200.0, 200.0),
+    "highs": (160.0, 600.0, 600.0),
+    "scipy": (200.0, 600.0, 600.0),
+    "cbc": (600.0, 2500.0, 2000.0),
+    "cpsat": (400.0, 2000.0, 2000.0),
+}
+#: Bytes per interval of the CP-SAT ``cp`` models (one per output token) and per pair.
+CP_BYTES_PER_INTERVAL = 3000.0
+CP_BYTES_PER_PAIR = 2000.0
+#: Fixed overhead of any solve (solver libraries, buffers).
+BASE_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class SizeEstimate:
+    """Estimated size of one formulation on one backend.
+
+    Attributes
+    ----------
+    formulation, solver
+        What was estimated.
+    rows, cols, nnz
+        Rows, columns and non-zeros (rows and non-zeros are upper bounds); for the ``cp``
+        models ``rows`` counts constraints, ``cols`` start variables and ``nnz`` intervals.
+    bytes
+        Estimated peak memory of build + solve.
+    """
+
+    formulation: str
+    solver: str
+    rows: int
+    cols: int
+    nnz: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (with a readable ``size``)."""
+        return {**asdict(self), "size": format_bytes(self.bytes)}
+
+    def describe(self) -> str:
+        """One-line summary.
+
+        Examples
+        --------
+        >>> SizeEstimate("tight", "highs", 10, 20, 30, 2**20).describe()
+        'tight on highs: 10 rows, 20 columns, 30 non-zeros, ~1.0 MiB'
+        """
+        where = {"lp": "the HiGHS LP",
+                 "lp-differenced": "the HiGHS LP (row-differenced)"}.get(self.solver,
+                                                                         self.solver)
+        return (f"{self.formulation} on {where}: {self.rows} rows, {self.cols} columns, "
+                f"{self.nnz} non-zeros, ~{format_bytes(self.bytes)}")
+
+
+def milp_shape(instance: Instance, formulation: str, *,
+               upper: float | None = None) -> tuple[int, int, int]:
+    """``(rows, cols, nnz)`` of :func:`~kvopt.mip.model.builder.build_milp` without building it.
+
+    Columns are exact; rows and non-zeros are upper bounds.
+
+    Examples
+    --------
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> d = build_milp(inst, "tight+cores", upper=30)
+    >>> r, c, z = milp_shape(inst, "tight+cores", upper=30)
+    >>> c == d.n_cols and r >= d.n_rows and z >= d.nnz
+    True
+    """
+    instance.require_slotted()
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"not a time-indexed formulation: {formulation!r}")
+    a = instance.arrival.astype(np.int64)
+    s = instance.prompt.astype(np.int64)
+    o = instance.output.astype(np.int64)
+    M = int(instance.memory)
+    naive = formulation == "naive"
+    if naive:
+        T = int((a + o).sum())
+        lo, hi = a, np.maximum(T - o, a)
+    else:
+        T = instance.horizon
+        lo, hi = start_windows(instance, horizon=T, upper=upper)
+    groups = group_requests(instance, aggregate=not naive)
+    rep = np.array([int(g[0]) for g in groups], dtype=np.int64)
+    ghi = np.array([int(hi[g].max()) for g in groups], dtype=np.int64)
+    cols_g = ghi - lo[rep] + 1
+    cols = int(cols_g.sum())
+    go, gs = o[rep], s[rep]
+    nnz_mem = int((cols_g * go).sum())
+    slots = int(min((ghi + go).max() - lo[rep].min(), T + 1))
+    nnz = cols + nnz_mem
+    rows = len(groups) + slots
+    if formulation in ("tight+cuts", "tight+cores"):
+        for q in (1, 2):   # DFF: entries with floor((q+1)(s+d)/(M+1)) > 0, d = 1..o
+            dmin = np.maximum(-(-(M + 1) // (q + 1)) - gs, 1)
+            nnz += int((cols_g * np.maximum(go - dmin + 1, 0)).sum())
+            rows += slots
+        nnz += nnz_mem      # disjoint cliques: at most one entry per memory entry
+        rows += 4 * slots
+    if formulation == "tight+cores":
+        for q in (1, 2):
+            L, _ = core_lengths(instance, q)
+            nnz += int((cols_g * np.maximum(L[rep], 0)).sum())
+            rows += slots + int(s.max()) + 1
+    return rows, cols, nnz
+
+
+def estimate(instance: Instance, formulation: str, solver: str, *,
+             upper: float | None = None) -> SizeEstimate:
+    """Estimated size of ``formulation`` on ``solver`` (see the module docstring).
+
+    ``solver="build"`` estimates the model build alone; ``"lp"`` the LP relaxation on HiGHS;
+    ``"lp-differenced"`` its row-differenced form (module docstring).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> e = estimate(inst, "cp", "cpsat")
+    >>> e.nnz, e.bytes < 100 * 2**20
+    (15, True)
+    >>> estimate(inst, "tight", "cbc").bytes > estimate(inst, "tight", "highs").bytes
+    True
+    """
+    if formulation.startswith("cp"):
+        n = instance.n
+        intervals = int(instance.output.astype(np.int64).sum())
+        pairs = n * (n - 1) // 2 if formulation in ("cp+pairs", "cp+exact") else 0
+        nbytes = (BASE_BYTES + CP_BYTES_PER_INTERVAL * (intervals + 2 * n)
+                  + CP_BYTES_PER_PAIR * pairs)
+        return SizeEstimate(formulation, solver, n + pairs, n, intervals, int(nbytes))
+    rows, cols, nnz = milp_shape(instance, formulation, upper=upper)
+    if solver == "lp-differenced":
+        cols, nnz = cols + rows, nnz + 3 * rows
+    key = "highs" if solver in ("lp", "lp-differenced") else solver
+    per = BYTES_PER.get(key, BYTES_PER["cbc"])
+    build = BYTES_PER["build"]
+    coef = [max(p, b) for p, b in zip(per, build, strict=True)]
+    nbytes = BASE_BYTES + coef[0] * nnz + coef[1] * cols + coef[2] * rows
+    return SizeEstimate(formulation, solver, rows, cols, nnz, int(nbytes))
+
+
+def fitting_alternatives(instance: Instance, budget: int, *, upper: float | None = None,
+                         exclude: tuple[str, str] | None = None) -> list[SizeEstimate]:
+    """The (formulation, solver) pairs whose estimate fits ``budget``, smallest first.
+
+    CP-SAT's ``cp`` model comes first when it fits (it is the default and the smallest).
+    """
+    combos = [("cp", "cpsat"), ("cp+cores", "cpsat")]
+    combos += [(f, b) for f in ("tight", "tight+cuts", "tight+cores", "naive")
+               for b in ("highs", "scipy", "cpsat", "cbc")]
+    fits: list[SizeEstimate] = []
+    shapes: dict[str, tuple[int, int, int]] = {}
+    for f, b in combos:
+        if (f, b) == exclude:
+            continue
+        if f.startswith("cp"):
+            e = estimate(instance, f, b)
+        else:
+            if f not in shapes:
+                shapes[f] = milp_shape(instance, f, upper=upper)
+            rows, cols, nnz = shapes[f]
+            per = [max(p, q) for p, q in zip(BYTES_PER[b], BYTES_PER["build"], strict=True)]
+            e = SizeEstimate(f, b, rows, cols, nnz,
+                             int(BASE_BYTES + per[0] * nnz + per[1] * cols + per[2] * rows))
+        if e.bytes <= budget:
+            fits.append(e)
+    return fits
+
+
+def check_memory(instance: Instance, formulation: str, solver: str, budget: int, *,
+                 upper: float | None = None, flag: str = "formulation",
+                 budget_flag: str = f"memory_budget / --memory-budget / {MEMORY_BUDGET_ENV}",
+                 ) -> SizeEstimate:
+    """Estimate ``formulation`` on ``solver`` and refuse it above ``budget`` bytes.
+
+    Raises
+    ------
+    MemoryBudgetError
+        Naming ``flag``, the estimate, the budget (and how to change it: ``budget_flag``)
+        and the formulations / solvers that fit.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> check_memory(inst, "tight", "highs", 2**30).cols > 0
+    True
+    >>> try:
+    ...     check_memory(inst, "tight", "highs", 1000)
+    ... except MemoryBudgetError as exc:
+    ...     print(exc.field, exc.estimate.formulation)
+    formulation tight
+    """
+    est = estimate(instance, formulation, solver, upper=upper)
+    if est.bytes <= budget:
+        return est
+    alts = fitting_alternatives(instance, budget, upper=upper, exclude=(formulation, solver))
+    if alts:
+        names = ", ".join(f"{e.formulation} on {e.solver} (~{format_bytes(e.bytes)})"
+                          for e in alts[:3])
+        hint = f"would fit: {names}"
+    else:
+        hint = "no formulation fits; raise the budget or solve a smaller instance"
+    raise MemoryBudgetError(
+        flag, f"{est.describe()} exceeds the memory budget of {format_bytes(budget)} "
+        f"(set it with {budget_flag}; default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the "
+        f"available memory); {hint}",
+        estimate=est, budget=budget, alternatives=alts)

@@ -1,0 +1,103 @@
+"""Deprecated names kept for one release after issue 20's moves: each still works and warns."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from kvopt import Instance
+from kvopt.mip._deprecated import MOVED
+
+#: one public name per deprecated module path
+NAMES = {
+    "kvopt.mip.bounds": "core_bound",
+    "kvopt.mip.data": "MILPData",
+    "kvopt.mip.builder": "build_milp",
+    "kvopt.mip.sizing": "estimate",
+    "kvopt.mip.discretize": "discretize",
+    "kvopt.mip.cpmodel": "pair_lags",
+    "kvopt.mip.relaxations": "lp_bound",
+    "kvopt.mip.sparse_lp": "solve_lp_duals",
+    "kvopt.mip.colgen": "colgen_bound",
+    "kvopt.mip.intervals": "interval_bound",
+    "kvopt.mip.fixing": "reduced_cost_domains",
+    "kvopt.mip.improve": "improve",
+}
+
+
+def test_every_moved_module_is_tested():
+    assert set(NAMES) == set(MOVED)
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_old_module_path_warns_and_gives_the_same_object(old):
+    name = NAMES[old]
+    mod = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=MOVED[old][0].replace(".", r"\.")):
+        value = getattr(mod, name)
+    assert value is getattr(importlib.import_module(MOVED[old][0]), name)
+    with pytest.raises(AttributeError):
+        mod.no_such_name  # noqa: B018
+
+
+def test_from_import_of_an_old_path_warns():
+    with pytest.warns(DeprecationWarning, match="kvopt.mip.search.improve"):
+        from kvopt.mip.improve import improve
+    from kvopt.mip.search.improve import improve as new
+
+    assert improve is new
+
+
+def test_moved_lagrangian_helpers_resolve_through_the_old_paths():
+    from kvopt.mip.bounds import lagrangian
+
+    with pytest.warns(DeprecationWarning):
+        from kvopt.mip.intervals import lagrangian_value
+    with pytest.warns(DeprecationWarning):
+        from kvopt.mip.fixing import lagrangian_reduced_costs
+    assert lagrangian_value is lagrangian.lagrangian_value
+    assert lagrangian_reduced_costs is lagrangian.lagrangian_reduced_costs
+
+
+def test_discretize_stays_callable_after_its_old_module_is_imported():
+    import kvopt.mip
+    import kvopt.mip.discretize  # binds the module as the attribute kvopt.mip.discretize
+
+    inst = Instance(memory=100, arrival=[0.0, 0.12], prompt=[5, 5], output=[3, 3],
+                    time_unit="second")
+    assert kvopt.mip.discretize(inst, 0.1).arrival.tolist() == [0, 2]
+
+
+def test_memory_budget_renamed():
+    from kvopt.core import limits
+
+    with pytest.warns(DeprecationWarning, match="resolve_memory_budget"):
+        assert limits.memory_budget("2G") == limits.resolve_memory_budget("2G") == 2**31
+
+
+def test_solve_result_memory_renamed_ram():
+    from kvopt.mip import solve
+
+    res = solve(Instance(memory=4, arrival=[0, 0], prompt=[1, 1], output=[1, 1]),
+                solver="highs", time_limit=10)
+    assert res.ram["budget_bytes"] > 0 and "ram" in res.to_dict()
+    with pytest.warns(DeprecationWarning, match="SolveResult.ram"):
+        assert res.memory is res.ram
+
+
+def test_status_types_have_one_home():
+    from kvopt.mip import SolveResult, SolveStatus
+    from kvopt.mip.backends import SolveStatus as BackendsStatus
+    from kvopt.mip.result import SolveResult as R
+    from kvopt.mip.solving import SolveResult as S
+
+    assert BackendsStatus is SolveStatus and SolveResult is R is S
+
+
+def test_generators_moved_to_core():
+    from kvopt.core.generators import GENERATORS
+    from kvopt.sweep import GENERATORS as SWEEP
+    from kvopt.sweep.run import GENERATORS as RUN
+
+    assert SWEEP is GENERATORS is RUN and {"model1", "model2"} <= set(GENERATORS)
