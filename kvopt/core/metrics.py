@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import evaluate_goodput
-from kvopt.core.validate import check_schedule, memory_profile
+from kvopt.core.validate import check_schedule, schedule_memory
 
 
 @dataclass(frozen=True)
@@ -101,17 +101,30 @@ def _summary(instance: Instance, schedule: Schedule, clock: bool) -> dict[str, f
     first = schedule.first_start(instance)
     final = schedule.final_start(instance)
     o = instance.output
-    multi = o > 1
     def at(k: NDArray[np.int64]) -> NDArray[np.float64]:
         return schedule.time_of(k) if clock else np.asarray(k, dtype=np.float64)
 
     lat = latencies(instance, schedule, seconds=clock)
     t_arr = (at(instance.arrival) if clock and instance.is_slotted
              else instance.arrival.astype(np.float64))
-    ttft = at(first + 1) - t_arr
-    t_first_final = at(final + 1)
-    t_done = at(final + o)
-    tpot = ((t_done[multi] - t_first_final[multi]) / (o[multi] - 1)).mean() if multi.any() else 0.0
+    if schedule.is_seed_convention:
+        ttft = at(first + 1) - t_arr
+        t_first_final = at(final + 1)
+        t_done = at(final + o)
+        per = o  # tokens of the final run
+    else:  # first token of the first run; the final run's own tokens (module docstring)
+        ttft = at(schedule.first_token(instance)) - t_arr
+        fin = schedule.run_completed
+        first_tok = np.zeros(instance.n, dtype=np.int64)
+        per = np.ones(instance.n, dtype=np.int64)
+        rq = schedule.run_request[fin]
+        first_tok[rq] = (schedule.run_start + schedule.run_prefill + 1)[fin]
+        per[rq] = schedule.run_tokens()[fin]
+        t_first_final = at(first_tok)
+        t_done = at(schedule.completion(instance))
+    multi = per > 1
+    tpot = ((t_done[multi] - t_first_final[multi]) / (per[multi] - 1)).mean() if multi.any(
+    ) else 0.0
     return {"total_latency": float(lat.sum()), "mean_latency": float(lat.mean()),
             "p50_latency": float(np.percentile(lat, 50)),
             "p90_latency": float(np.percentile(lat, 90)),
@@ -146,13 +159,12 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
     own = _summary(instance, schedule, clock=not instance.is_slotted)
     sec = (own if not instance.is_slotted else _summary(instance, schedule, clock=True)
            ) if clock else None
-    mem = memory_profile(instance.prompt[schedule.run_request], schedule.run_start,
-                         schedule.run_length)
+    mem, _ = schedule_memory(instance, schedule)
     good = None
     if instance.slo is not None:
         good = evaluate_goodput(instance.slo, instance.goodput, instance.arrival,
                                 instance.prompt, instance.output,
-                                schedule.final_start(instance),
+                                schedule.completion(instance) - instance.output,
                                 None if instance.is_slotted else schedule.times)
     return Metrics(
         n=instance.n,
@@ -190,6 +202,7 @@ def request_table(instance: Instance, schedule: Schedule) -> dict[str, NDArray[n
     first = schedule.first_start(instance)
     final = schedule.final_start(instance)
     done = schedule.completion(instance)
+    ftok = first + 1 if schedule.is_seed_convention else schedule.first_token(instance)
     evicted = ~schedule.run_completed
     ev = np.bincount(schedule.run_request[evicted], minlength=instance.n)[: instance.n]
     arr = instance.arrival
@@ -199,15 +212,15 @@ def request_table(instance: Instance, schedule: Schedule) -> dict[str, NDArray[n
     if instance.is_slotted:
         cols.update(first_start=first, start=final, completion=done,
                     latency=(done - arr).astype(np.float64),
-                    ttft=(first + 1 - arr).astype(np.float64))
+                    ttft=(ftok - arr).astype(np.float64))
         if schedule.times is not None:
             at = schedule.time_of
             t_arr = at(arr)
             cols.update(start_s=at(final), completion_s=at(done), latency_s=at(done) - t_arr,
-                        ttft_s=at(first + 1) - t_arr)
+                        ttft_s=at(ftok) - t_arr)
     else:
         at = schedule.time_of
         cols.update(first_start=at(first), start=at(final), completion=at(done),
-                    latency=at(done) - arr, ttft=at(first + 1) - arr)
+                    latency=at(done) - arr, ttft=at(ftok) - arr)
     cols["evictions"] = ev
     return cols

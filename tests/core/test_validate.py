@@ -71,7 +71,8 @@ def test_violation_kinds_are_all_tested():
     # the parametrized cases above cover every kind the validator can report
     covered = {"memory", "before_arrival", "not_completed", "multiple_completions", "run_length",
                "overlap", "objective", "bad_run", "times", "instance_mismatch",
-               "batch", "goodput"}  # (the last two: tests/core/test_slo.py)
+               "batch", "goodput",  # (these two: tests/core/test_slo.py)
+               "progress", "host_memory", "block_size", "paused"}  # test_preemption_modes.py
     assert covered == set(VIOLATION_KINDS)
 
 
