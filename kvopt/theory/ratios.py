@@ -56,6 +56,8 @@ __all__ = [
     "amin_rayleigh",
     "amin_two_point",
     "amin_two_point_at",
+    "amin_two_point_lus",
+    "amin_two_point_lus_at",
     "amin_uniform",
     "arandom_upper",
     "arandom_upper_general",
@@ -269,6 +271,84 @@ def amin_two_point(alpha: float) -> float:
     1.45
     """
     return (3.0 - _alpha(alpha)) / 2.0
+
+
+def _two_point_forms(l: float, u: float, s: float) -> tuple[tuple[float, float, float],
+                                                              tuple[float, float, float]]:
+    """Lemma 2 on the support ``{l, u}`` as two quadratic forms in ``(x_l, x_u)``.
+
+    Returns the coefficients ``(c_ll, c_lu, c_uu)`` of ``N = c_ll x_l^2 + c_lu x_l x_u +
+    c_uu x_u^2`` and the same for ``D``. With ``delta(l) = s + l`` and ``delta(k) = 1`` for
+    ``l < k <= u``, Lemma 2's sum over the periods ``k`` gives
+
+    * ``k = l``: ``(s + l)(l x_l + u x_u)(x_l + (s + 2u - l) x_u / (s + u))``;
+    * ``l < k <= u``: ``u x_u^2 (1 + 2 (u - k)) / (s + u)``, summing to
+      ``u (u - l)^2 x_u^2 / (s + u)``;
+
+    and ``D = l (s + l) x_l^2 + 2 l (s + l) x_l x_u + u (s + u) x_u^2``.
+    """
+    a = (s + 2.0 * u - l) / (s + u)
+    num = ((s + l) * l, (s + l) * (l * a + u), (s + l) * u * a + u * (u - l) ** 2 / (s + u))
+    den = (l * (s + l), 2.0 * l * (s + l), u * (s + u))
+    return num, den
+
+
+def amin_two_point_lus_at(l: float, u: float, s: float, t: float) -> float:
+    """Lemma 2's ``CR(Amin; x)`` on the two-point mix ``x_l / x_u = t`` with prompt ``s``.
+
+    ``t = float("inf")`` is the all-short mix (ratio 1). At ``s = 0`` this is Theorem 6's
+    :func:`amin_two_point_at` with ``alpha = l / u``.
+
+    Examples
+    --------
+    >>> amin_two_point_lus_at(1, 2, 0.0, 2.0) == amin_two_point_at(0.5, 2.0)
+    True
+    """
+    (n0, n1, n2), (d0, d1, d2) = _two_point_forms(l, u, s)
+    if math.isinf(t):
+        return n0 / d0
+    return (n0 * t * t + n1 * t + n2) / (d0 * t * t + d1 * t + d2)
+
+
+def amin_two_point_lus(l: float, u: float, s: float = 0.0) -> tuple[float, float]:
+    """``sup_t`` of Lemma 2 over two-point mixes on ``{l, u}`` with prompt ``s``, and the ``t``.
+
+    Theorem 6's ``(3 - alpha)/2`` (at ``t = 1/alpha``) is this supremum for ``s = 0`` only;
+    with ``s > 0`` Lemma 2 gives more (``(1, 4, 3)``: 1.4702 at ``t = sqrt 7`` vs 1.375).
+    The supremum of a ratio of two quadratics over ``t in [0, oo]`` is at a root of
+    ``N' D - N D' = 0`` or at an end (``t = 0``: all long; ``t = oo``: all short, ratio 1).
+
+    Returns
+    -------
+    (sup, t)
+        The supremum and the mix ``t = x_l / x_u`` where it is reached.
+
+    Examples
+    --------
+    >>> v, t = amin_two_point_lus(1, 4, 3)
+    >>> round(v, 4), round(t * t, 6)
+    (1.4702, 7.0)
+    >>> round(amin_two_point_lus(5, 40, 10)[0], 4), amin_two_point_lus(1, 4, 0)[0]
+    (1.6246, 1.375)
+    """
+    if not (1 <= l <= u) or s < 0:
+        raise ValueError(f"need 1 <= l <= u and s >= 0, got l={l}, u={u}, s={s}")
+    if l == u:  # one length: nothing is ever evicted
+        return 1.0, math.inf
+    (n0, n1, n2), (d0, d1, d2) = _two_point_forms(l, u, s)
+    # d/dt (N/D) = 0  <=>  (n0 d1 - n1 d0) t^2 + 2 (n0 d2 - n2 d0) t + (n1 d2 - n2 d1) = 0
+    qa, qb, qc = n0 * d1 - n1 * d0, 2.0 * (n0 * d2 - n2 * d0), n1 * d2 - n2 * d1
+    cands = [0.0, math.inf]
+    if qa == 0.0:
+        if qb != 0.0:
+            cands.append(-qc / qb)
+    else:
+        disc = qb * qb - 4.0 * qa * qc
+        if disc >= 0.0:
+            r = math.sqrt(disc)
+            cands += [(-qb + r) / (2.0 * qa), (-qb - r) / (2.0 * qa)]
+    best = max((c for c in cands if c >= 0.0), key=lambda c: amin_two_point_lus_at(l, u, s, c))
+    return amin_two_point_lus_at(l, u, s, best), best
 
 
 def al_two_point_at(alpha: float, t: float) -> float:

@@ -39,6 +39,7 @@ __all__ = [
     "derive_al_two_point",
     "derive_amax_construction",
     "derive_amin_two_point",
+    "derive_amin_two_point_s",
     "derive_arandom",
     "derive_thm41",
     "geometric_limit_expr",
@@ -187,6 +188,43 @@ def derive_amin_two_point() -> dict[str, sp.Expr]:
     crit = sp.solve(sp.numer(sp.together(sp.diff(ratio, T))), T)
     t_star = next(c for c in crit if sp.simplify(c - 1 / ALPHA) == 0)
     return {"ratio": ratio, "argmax": t_star, "sup": sp.expand(sp.simplify(ratio.subs(T, t_star)))}
+
+
+@cache
+def derive_amin_two_point_s() -> dict[str, sp.Expr]:
+    """Lemma 2 on the support ``{l, u}`` with a prompt ``s >= 0`` (symbols ``l, u, s``).
+
+    The sum over the periods ``k = l..u`` is done symbolically, as in
+    :func:`derive_amin_two_point`, but with ``delta(l) = s + l`` and the ``x_i / (s + i)``
+    weights kept. Returns ``N`` and ``D`` as polynomials in ``x_l, x_u`` and the ratio in
+    ``t = x_l / x_u``; the supremum over ``t`` is the larger root ``lambda`` of
+    ``det(A - lambda B) = 0`` for the 2x2 matrices of the two forms (``"sup_root"``), valid
+    when its eigenvector is nonnegative (checked numerically by the tests).
+
+    Examples
+    --------
+    >>> d = derive_amin_two_point_s()
+    >>> l, u, s = d["symbols"]
+    >>> sp.nsimplify(d["ratio"].subs({l: 1, u: 4, s: 0, T: 4}))
+    11/8
+    """
+    l, u, s, k, xl, xu = sp.symbols("l u s k x_l x_u", positive=True)
+    dl = s + l
+    term_l = dl * (l * xl + u * xu) * (dl * (xl / (s + l) + xu / (s + u))
+                                       + 2 * (u - l) * xu / (s + u))
+    term_k = sp.summation(u * xu * (xu / (s + u) + 2 * (u - k) * xu / (s + u)), (k, l + 1, u))
+    num = sp.expand(term_l + term_k)
+    den = sp.expand(l * (s + l) * xl * (xl + 2 * xu) + u * (s + u) * xu * xu)
+    ratio = sp.simplify((num / den).subs(xl, T * xu))
+
+    def form(p: sp.Expr) -> sp.Matrix:
+        c = sp.Poly(p, xl, xu)
+        off = c.coeff_monomial(xl * xu) / 2
+        return sp.Matrix([[c.coeff_monomial(xl**2), off], [off, c.coeff_monomial(xu**2)]])
+
+    lam = sp.Symbol("lambda")
+    roots = sp.solve(sp.Eq((form(num) - lam * form(den)).det(), 0), lam)
+    return {"symbols": (l, u, s), "num": num, "den": den, "ratio": ratio, "roots": roots}
 
 
 def al_two_point_expr() -> sp.Expr:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from kvopt.theory import ratios as rt
@@ -19,13 +20,20 @@ def ratio_values(policy: str, *, l: int, u: int, alpha: float, s: float = 0.0,
     --------
     >>> ratio_values("amax", l=1, u=4, alpha=0.25)["ratio"]
     10.0
+    >>> round(ratio_values("amin", l=1, u=4, alpha=0.25, s=3)["two_point"], 4)
+    1.4702
     """
     doc: dict[str, Any] = {"policy": policy, "alpha": alpha, "l": l, "u": u, "s": s,
                            "benchmark": "H-SF (fluid limit n, M -> oo)"}
     if policy == "amin":
         lam = float(lambda_max(u, l=l, s=s))  # type: ignore[arg-type]
+        two, t_two = rt.amin_two_point_lus(l, u, s)
         doc.update(ratio=lam, kind="sup over distributions (Lemma 2 / Corollary 1)",
-                   two_point=rt.amin_two_point(alpha),
+                   two_point=two, two_point_t=t_two if math.isfinite(t_two) else None,
+                   two_point_kind=("Theorem 6, (3 - alpha)/2 at t = x_l/x_u = 1/alpha" if s == 0
+                                   else "Lemma 2 maximised over two-point mixes on {l, u} "
+                                   "(Theorem 6's (3 - alpha)/2 is the s = 0 value)"),
+                   theorem6_s0=rt.amin_two_point(l / u) if s > 0 else None,
                    log_bound=harmonic(u) if (l == 1 and s == 0) else None,
                    paper_fit=float(paper_fit(u)) if (l == 1 and s == 0) else None)
     elif policy == "amax":

@@ -41,3 +41,24 @@ def test_ratio_bad_input(capsys):
     assert run(capsys, "ratio", "amin", "--u", "0")[0] == 2
     assert run(capsys, "ratio", "nope")[0] == 2
     assert run(capsys, "ratio", "amin", "--alpha", "0.5", "--u", "3")[0] == 2
+
+
+def test_ratio_amin_two_point_with_prompt(capsys):
+    """Issue 23: ``--s S`` > 0 prints Lemma 2's two-point sup, not Theorem 6's (3 - alpha)/2."""
+    code, out, _ = run(capsys, "ratio", "amin", "--l", "1", "--u", "4", "--s", "3", "--json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["two_point"] == pytest.approx(1.4702, abs=5e-5)
+    assert doc["theorem6_s0"] == 1.375 and "s = 0" in doc["two_point_kind"]
+    code, out, _ = run(capsys, "ratio", "amin", "--alpha", "0.125", "--l", "5", "--s", "10",
+                       "--json")
+    assert json.loads(out)["two_point"] == pytest.approx(1.6246, abs=5e-5)
+    code, out, _ = run(capsys, "ratio", "amin", "--alpha", "0.25", "--json")
+    doc = json.loads(out)
+    assert doc["two_point"] == 1.375 and doc["theorem6_s0"] is None
+
+
+def test_ratio_negative_prompt_with_alpha_only(capsys):
+    """Issue 23: ``--alpha 0.25 --s -1`` is a usage error naming ``--s``, not a traceback."""
+    code, out, err = run(capsys, "ratio", "amin", "--alpha", "0.25", "--s", "-1")
+    assert code == 2 and "--s" in err and "Traceback" not in err and out == ""

@@ -95,6 +95,53 @@ def test_amin_two_point_from_lemma2():
         assert (3 - a) / 2 <= lambda_max(u, l=l) + 1e-12
 
 
+def _two_point_vector(l, u, t):
+    x = np.zeros(u - l + 1)
+    x[0], x[-1] = t, 1.0
+    return x
+
+
+@pytest.mark.parametrize(("l", "u", "s", "value"),
+                         [(1, 4, 3, 1.4702), (5, 40, 10, 1.6246)])
+def test_amin_two_point_with_prompt_issue_values(l, u, s, value):
+    """Issue 23: with s > 0 the two-point sup is Lemma 2's, not Theorem 6's (3 - alpha)/2."""
+    sup, t = rt.amin_two_point_lus(l, u, s)
+    assert sup == pytest.approx(value, abs=5e-5)
+    assert sup > (3 - l / u) / 2 + 0.09
+    # the same Lemma 2 evaluated on the vector (O(u) suffix sums), and a brute grid over t
+    assert amin_ratio_lemma2(_two_point_vector(l, u, t), l=l, s=s) == pytest.approx(sup,
+                                                                                   rel=1e-12)
+    grid = max(amin_ratio_lemma2(_two_point_vector(l, u, tt), l=l, s=s)
+               for tt in np.geomspace(1e-3, 1e3, 4001))
+    assert grid <= sup + 1e-12 and grid == pytest.approx(sup, abs=1e-5)
+
+
+def test_amin_two_point_with_prompt_general():
+    d = sy.derive_amin_two_point_s()
+    l_, u_, s_ = d["symbols"]
+    for l, u, s in [(1, 4, 3), (5, 40, 10), (2, 7, 1.5), (1, 10, 0), (4, 16, 0), (3, 9, 50)]:
+        sup, t = rt.amin_two_point_lus(l, u, s)
+        if s == 0:
+            assert sup == pytest.approx((3 - l / u) / 2, rel=1e-12)
+            assert t == pytest.approx(u / l, rel=1e-9)
+        # sympy's Lemma 2 sum: the larger generalized eigenvalue of the two 2x2 forms
+        roots = [float(r.subs({l_: l, u_: u, s_: s})) for r in d["roots"]]
+        assert sup == pytest.approx(max(roots), rel=1e-10)
+        ratio = float(d["ratio"].subs({l_: l, u_: u, s_: s, sy.T: t}))
+        assert ratio == pytest.approx(sup, rel=1e-10)
+        for tt in (0.0, 0.3, 1.0, 7.0):
+            assert rt.amin_two_point_lus_at(l, u, s, tt) == pytest.approx(
+                amin_ratio_lemma2(_two_point_vector(l, u, tt), l=l, s=s), rel=1e-12)
+        # a two-point mix is one distribution: never above the sup over all of them
+        assert sup <= lambda_max(u, l=l, s=s) + 1e-12
+    assert rt.amin_two_point_lus(3, 3, 2.0) == (1.0, math.inf)
+    assert rt.amin_two_point_lus_at(1, 4, 3, math.inf) == 1.0
+    with pytest.raises(ValueError):
+        rt.amin_two_point_lus(4, 3, 0)
+    with pytest.raises(ValueError):
+        rt.amin_two_point_lus(1, 3, -1)
+
+
 def test_al_two_point():
     d = sy.derive_al_two_point()
     assert sp.simplify(d["sup_interior"] - (1 + sy.ALPHA / (2 * (1 - sy.ALPHA)))) == 0
