@@ -380,8 +380,11 @@ class LogT(LogLocationScale):
     def fit(cls, x: ArrayLike, nu: float | None = 3.5) -> LogT:
         """Maximum-likelihood ``(mu, sigma)`` (and ``nu`` when ``nu=None``) from lengths ``x``.
 
-        Fits the Student-t to ``ln x`` (``scipy.stats.t.fit``); lengths cut off at a
-        ``max_tokens`` bias the fit (no censored likelihood here, notes §6.11).
+        Fits the Student-t to ``ln x``: with ``nu`` fixed by EM for ``(mu, sigma)`` (from the
+        median and from the mean), with ``nu=None`` by the profile likelihood in ``nu`` on a
+        grid, a bounded search and a joint polish (``_t_fit_profile``; scipy's ``t.fit``
+        from its default start stops short on ~10 % of samples of 100). Lengths cut off at
+        a ``max_tokens`` bias the fit (no censored likelihood here, notes §6.11).
 
         Examples
         --------
@@ -391,11 +394,129 @@ class LogT(LogLocationScale):
         True
         """
         y = np.log(_positive(x))
-        if nu is None:
-            df, loc, scale = _stats().t.fit(y)
-            return cls(float(loc), float(scale), float(df))
-        _, loc, scale = _stats().t.fit(y, fix_df=float(nu))
-        return cls(float(loc), float(scale), float(nu))
+        if nu is not None:
+            nu = float(nu)
+            if not (nu > 0 and math.isfinite(nu)):
+                raise UsageError("nu", f"must be positive and finite, got {nu}")
+            mu, sigma = _t_fit_fixed(y, nu)
+            return cls(mu, sigma, nu)
+        mu, sigma, nu_hat = _t_fit_profile(y)
+        return cls(mu, sigma, nu_hat)
+
+    def loglik(self, x: ArrayLike) -> float:
+        """Log-likelihood of the lengths ``x`` (``sum ln pdf(x)``; ``mu``, ``sigma`` scalars).
+
+        Examples
+        --------
+        >>> d = LogT(0.0, 1.0, 3.5)
+        >>> round(d.loglik([1.0]), 6) == round(float(np.log(d.pdf(1.0))), 6)
+        True
+        """
+        a = np.asarray(x, dtype=np.float64).reshape(-1)
+        if not (a.size and np.all(np.isfinite(a)) and np.all(a > 0)):
+            raise UsageError("samples", "must be positive and finite")
+        y = np.log(a)
+        return -_t_nll(y, self.nu, float(self.mu), float(self.sigma)) - float(y.sum())
+
+
+# ------------------------------------------------------------- Student-t maximum likelihood
+#: ``nu`` grid of the profile likelihood (log-spaced; the MLE may sit at the top end, where
+#: the t is a normal for every practical purpose, or beyond it: see ``_t_fit_profile``).
+_NU_GRID = np.geomspace(0.05, 1e6, 43)
+
+
+def _t_nll(y: Float, nu: float, mu: float, sigma: float) -> float:
+    """Negative log-likelihood of ``y`` under ``mu + sigma t_nu``."""
+    z = (y - mu) / sigma
+    logc = (special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2)
+            - 0.5 * math.log(nu * math.pi))
+    return float(-(y.shape[0] * (logc - math.log(sigma))
+                   - (nu + 1) / 2 * np.log1p(z * z / nu).sum()))
+
+
+def _t_em(y: Float, nu: float, mu: float, s2: float, tol: float = 1e-10,
+          max_iter: int = 5000) -> tuple[float, float]:
+    """EM for ``(mu, sigma^2)`` of a Student-t with known ``nu`` (each step raises the
+    likelihood: the t is a normal scale mixture, the weights are the E step)."""
+    for _ in range(max_iter):
+        w = (nu + 1) / (nu + (y - mu) ** 2 / s2)
+        mu_n = float((w * y).sum() / w.sum())
+        s2_n = max(float((w * (y - mu_n) ** 2).mean()), 1e-300)
+        done = abs(mu_n - mu) <= tol * math.sqrt(s2_n) and abs(s2_n - s2) <= tol * s2_n
+        mu, s2 = mu_n, s2_n
+        if done:
+            break
+    return mu, s2
+
+
+def _t_start(y: Float) -> tuple[float, float]:
+    med = float(np.median(y))
+    mad = 1.4826 * float(np.median(np.abs(y - med)))
+    sd = float(y.std())
+    return med, max(mad, 1e-3 * sd, 1e-12) ** 2
+
+
+def _t_fit_fixed(y: Float, nu: float) -> tuple[float, float]:
+    """``(mu, sigma)`` maximising the t likelihood with ``nu`` fixed: EM from the median and
+    from the mean, the better of the two (the location likelihood can be multimodal)."""
+    best: tuple[float, float, float] | None = None
+    for mu0, s20 in (_t_start(y), (float(y.mean()), max(float(y.var()), 1e-24))):
+        mu, s2 = _t_em(y, nu, mu0, s20)
+        v = _t_nll(y, nu, mu, math.sqrt(s2))
+        if best is None or v < best[0]:
+            best = (v, mu, math.sqrt(s2))
+    assert best is not None
+    return best[1], best[2]
+
+
+def _t_fit_profile(y: Float) -> tuple[float, float, float]:
+    """Maximum likelihood ``(mu, sigma, nu)`` of a Student-t, from several starts.
+
+    1. the profile likelihood on :data:`_NU_GRID` (EM for ``(mu, sigma)`` at each ``nu``,
+       warm-started down the grid; at the best grid point also from the median);
+    2. a bounded search in ``ln nu`` around the best grid point;
+    3. a joint Nelder-Mead polish of the three parameters from there.
+
+    The better of 2 and 3 wins. (``scipy.stats.t.fit`` from its default start stops short
+    of the maximum on about 10 % of samples of 100, issue 23; the tests check that neither
+    scipy's starts nor a fine profile in ``nu`` do better than this.)
+    """
+    from scipy import optimize
+
+    warm = _t_start(y)
+    prof: list[tuple[float, float, float]] = []
+    for nu in _NU_GRID[::-1]:  # normal-like end first: unimodal there, then follow the branch
+        warm = _t_em(y, nu, *warm, tol=1e-8)
+        prof.append((_t_nll(y, nu, warm[0], math.sqrt(warm[1])), *warm))
+    prof.reverse()
+    i = int(np.argmin([p[0] for p in prof]))
+    lo, hi = _NU_GRID[max(i - 1, 0)], _NU_GRID[min(i + 1, _NU_GRID.shape[0] - 1)]
+    # the branch followed down the grid, or a fresh start from the median at the best nu
+    fresh = _t_em(y, _NU_GRID[i], *_t_start(y))
+    start = min((prof[i][1:], fresh),
+                key=lambda c: _t_nll(y, _NU_GRID[i], c[0], math.sqrt(c[1])))
+
+    def profile(log_nu: float) -> float:
+        m, s2 = _t_em(y, math.exp(log_nu), *start)
+        return _t_nll(y, math.exp(log_nu), m, math.sqrt(s2))
+
+    r = optimize.minimize_scalar(profile, bounds=(math.log(lo), math.log(hi)),
+                                 method="bounded", options={"xatol": 1e-7})
+    nu = math.exp(float(r.x))
+    mu, s2 = _t_em(y, nu, *start)
+    cands: list[tuple[float, float, float, float]] = [
+        (_t_nll(y, nu, mu, math.sqrt(s2)), mu, math.sqrt(s2), nu)]
+
+    def joint(p: Float) -> float:
+        return _t_nll(y, math.exp(p[2]), float(p[0]), math.exp(p[1]))
+
+    pol = optimize.minimize(joint, np.array([mu, 0.5 * math.log(s2), math.log(nu)]),
+                            method="Nelder-Mead",
+                            options={"xatol": 1e-9, "fatol": 1e-10, "maxiter": 2000})
+    if np.all(np.isfinite(pol.x)):
+        cands.append((float(pol.fun), float(pol.x[0]), math.exp(pol.x[1]), math.exp(pol.x[2])))
+    _, mu, sigma, nu = min(cands, key=lambda c: c[0])
+    return mu, sigma, nu
 
 
 @dataclass(frozen=True)
