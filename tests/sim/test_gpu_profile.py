@@ -87,3 +87,21 @@ def test_profile_on_cuda():
         pytest.skip("profiling needs a CUDA GPU")
     recs = profile_gpu("llama-2-7b", points=[GridPoint("decode", 0, 4, 128)], repeats=3)
     assert recs[0]["ms_median"] > 0
+
+
+def test_point_bytes_counts_the_kv_cache_and_flags_what_cannot_fit_beside_70b_weights():
+    # a 70B TP-2 shard's weights take ~64 GiB of an 80 GB H100 (79.2 GiB usable): the default
+    # 32 GiB KV budget admits decode batches that cannot be allocated beside them (the profiler
+    # ran out of device memory there on a real H100 before point_bytes was checked against the
+    # free memory); a 7B model's weights (~12.6 GiB) leave room for every default point
+    from kvopt.sim.steptime.gpu_profile import point_bytes
+    from kvopt.sim.steptime.models import LLAMA2_7B, LLAMA2_70B
+
+    p = GridPoint("decode", 0, 64, 2048)
+    assert point_bytes(p, LLAMA2_70B, 2) >= p.kv * 163840
+    free_70b = 79.2 * 2**30 - 64.3 * 2**30
+    big = [q for q in default_grid(LLAMA2_70B, 2, "full")
+           if point_bytes(q, LLAMA2_70B, 2) > free_70b]
+    assert big and all(q.kind in ("decode", "mixed") for q in big)
+    free_7b = 79.2 * 2**30 - 12.6 * 2**30
+    assert all(point_bytes(q, LLAMA2_7B, 1) < free_7b for q in default_grid(LLAMA2_7B, 1, "full"))

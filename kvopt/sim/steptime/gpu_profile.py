@@ -72,6 +72,28 @@ def shard_kv_bytes_per_token(config: ModelConfig, tp: int) -> int:
     return config.kv_bytes_per_token // tp
 
 
+def point_bytes(p: GridPoint, config: ModelConfig, tp: int = 1) -> int:
+    """Device bytes one grid point allocates beside the weights: its per-layer K and V caches
+    (``batch * (context + 1)`` tokens, bf16) and a working-set allowance for the activations of
+    ``tokens`` tokens (hidden, fused QKV / gate-up and LM-head rows, bf16, four live copies).
+
+    :func:`profile_gpu` skips a point whose bytes exceed the device's free memory after the
+    weights are built (a 70B shard's weights take ~64 GiB of an 80 GB H100, so the decode
+    batches that fit a 32 GiB KV budget on their own do not fit beside them).
+
+    Examples
+    --------
+    >>> from kvopt.sim.steptime.models import LLAMA2_70B
+    >>> point_bytes(GridPoint("decode", 0, 64, 2048), LLAMA2_70B, 2) // 2**20   # ~20 GiB of KV
+    20522
+    """
+    c = config
+    ffn, vocab, d = c.ffn_dim // tp, c.vocab_size // tp, c.n_embd
+    act = 4 * p.tokens * (2 * d + (c.n_head // tp + 2 * (c.n_kv_head // tp)) * c.head_dim
+                          + 2 * ffn + vocab) * 2
+    return p.kv * shard_kv_bytes_per_token(config, tp) + act
+
+
 def default_grid(config: ModelConfig, tp: int = 1, grid: str = "quick",
                  kv_budget_bytes: float = 32 * 2**30) -> list[GridPoint]:
     """Batches to time. ``full``: prompts 16..8192; decode batches 1..512 at contexts
@@ -237,10 +259,18 @@ def profile_gpu(model: str = "llama-2-7b", tp: int = 1, grid: str = "quick",
     torch = _torch()
     name = model if tp == 1 else f"{model}-tp{tp}-shard"
     shard = _Shard(torch, config, tp, "cuda")
+    free = int(torch.cuda.mem_get_info()[0])
     out = []
     with torch.inference_mode():
         for p in pts:
             t0 = time.time()
+            need = point_bytes(p, config, tp)
+            if need > free:
+                if log is not None:
+                    print(f"{p.kind:>7} prefill {p.prefill:>5} batch {p.batch:>4} context "
+                          f"{p.context:>5}: skipped, needs {need / 2**30:.1f} GiB beside the "
+                          f"weights, {free / 2**30:.1f} GiB free", file=log)
+                continue
             shape = (p.batch, shard.nkv, p.context + 1, shard.hd)   # per-layer K and V
             caches = [(torch.randn(shape, device="cuda", dtype=torch.bfloat16),
                        torch.randn(shape, device="cuda", dtype=torch.bfloat16))
