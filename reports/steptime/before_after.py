@@ -2,7 +2,8 @@
 all-reduce at TP 4, cumulative-max profiles, no H100 / TP-8 models) against the current ones,
 on the same measurement rows (kvopt.sim.steptime.fit.validate with a model override).
 
-Run from the repository root:  python reports/steptime/before_after.py  > reports/steptime/before_after.md
+Run from the repository root:
+  python reports/steptime/before_after.py > reports/steptime/before_after.md
 """
 
 import importlib.util
