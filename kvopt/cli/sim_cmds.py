@@ -13,6 +13,7 @@ from kvopt.cli.common import (
     check_input_file,
     check_output_file,
     emit,
+    int_at_least,
     read_instance,
 )
 from kvopt.core.errors import InfeasibleScheduleError, UsageError
@@ -60,6 +61,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                         "buckets:100 (seed 000); default: the instance's predictions")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="policy option, e.g. alpha=0.2 (repeatable)")
+    p.add_argument("--preemption", default=None, choices=("restart", "recompute", "swap"),
+                   help="what an evicted request keeps: restart (nothing; the seed convention), "
+                   "recompute (its tokens, re-prefilled on resume; vLLM's default) or swap (its "
+                   "KV, in host memory); default: the policy's (restart, vllm: recompute)")
+    p.add_argument("--host-memory", default=None, type=int_at_least(0), metavar="TOKENS",
+                   help="swap space in tokens (--preemption swap; default: vLLM's 4 GiB per "
+                   "GPU of the step-time model's KV, or M)")
     p.add_argument("--replay", metavar="SCHEDULE", default=None,
                    help="schedule JSON to replay (with --policy replay)")
     p.add_argument("--schedule-out", metavar="FILE", default=None,
@@ -102,7 +110,8 @@ def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
     from kvopt.sim import check_policy
 
     try:
-        check_policy(inst, args.policy, predictions=noise, **opts)
+        check_policy(inst, args.policy, predictions=noise, preemption=args.preemption,
+                     host_memory=args.host_memory, **opts)
     except UsageError as exc:
         if exc.field == "predictions":
             raise UsageError("--policy", f"{args.policy} needs interval predictions and "
@@ -111,6 +120,8 @@ def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
                              "predictions") from None
         if exc.field == "policy":
             raise UsageError("--policy", exc.reason) from None
+        if exc.field in ("preemption", "host_memory"):
+            raise UsageError("--" + exc.field.replace("_", "-"), exc.reason) from None
         flag = "--option" if exc.field == "options" else f"--option {exc.field}"
         raise UsageError(flag, exc.reason) from None
 
@@ -143,7 +154,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     progress = not args.json and not args.no_progress and inst.n >= PROGRESS_MIN_REQUESTS
     try:
         res = simulate(inst, args.policy, step_time=args.step_time, seed=args.seed,
-                       predictions=noise, progress=progress, **opts)
+                       predictions=noise, progress=progress, preemption=args.preemption,
+                       host_memory=args.host_memory, **opts)
     except LivelockError as exc:
         emit(args, {"policy": args.policy, "seed": args.seed, "ok": False, "error": "livelock",
                     "message": str(exc)}, f"livelock (seed {args.seed}): {exc}")
@@ -165,6 +177,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         write_csv(args.requests_out, request_table(inst, res.schedule))
     m = res.metrics
     doc = {"policy": res.policy, "step_time": res.step_time, "seed": res.seed, "ok": True,
+           "preemption": res.schedule.preemption,
            "instance": inst.name, **m.to_dict(),
            "decisions": res.stats.get("decisions"), "slots": res.stats.get("slots"),
            "wall_seconds": res.stats.get("wall_seconds")}
@@ -179,6 +192,8 @@ def run_simulate(args: argparse.Namespace) -> int:
                f"{m.mean_latency_s:.6g} s, p99 {m.p99_latency_s:.6g} s, TTFT mean "
                f"{m.ttft_mean_s:.6g} s, makespan {m.makespan_s:.6g} s\n"
                if unit == "step" and m.has_clock else "")
-            + f"  peak memory {m.peak_memory} / {inst.memory}, evictions {m.evictions}")
+            + f"  peak memory {m.peak_memory} / {inst.memory}, evictions {m.evictions}"
+            + ("" if res.schedule.preemption == "restart"
+               else f" (preemption {res.schedule.preemption})"))
     emit(args, doc, text)
     return 0

@@ -195,7 +195,8 @@ every request the interval [l, u]
     from kvopt.sim import POLICIES, check_policy
 
     space.check()
-    name, opts = ("amin", {"ties": "redraw"}) if policy == "amin/redraw" else (policy, {})
+    opts: dict[str, Any] = {}
+    name, opts = ("amin", {"ties": "redraw"}) if policy == "amin/redraw" else (policy, opts)
     lo = space.output[0] if space.interval is None else space.interval[0]
     kw: dict[str, Any] = {}
     if space.interval is not None:

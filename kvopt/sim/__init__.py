@@ -48,8 +48,10 @@ from kvopt.sim.policies import (
     policy_options,
     register_policy,
 )
+from kvopt.sim.policies.registry import ALL_MODES
 from kvopt.sim.predicted_lengths import Predictions, resolve_predictions
 from kvopt.sim.prediction_policies import RankPolicy, TiePolicy  # registers trail, tie, ...
+from kvopt.sim.serving import EngineConfig
 from kvopt.sim.steptime import STEP_TIME_MODELS, StepTimeModel, get_step_time
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "policy_info",
     "STEP_TIME_MODELS",
     "Decision",
+    "EngineConfig",
     "LivelockError",
     "Policy",
     "PolicyError",
@@ -69,6 +72,7 @@ __all__ = [
     "SimState",
     "SimulationError",
     "check_policy",
+    "engine_config",
     "TiePolicy",
     "get_step_time",
     "policy_options",
@@ -119,13 +123,51 @@ def make_policy(instance: Instance, policy: str | Callable[..., Any] | Policy,
     raise TypeError(f"policy must be a name, a policy object or a function, got {policy!r}")
 
 
+def engine_config(instance: Instance, policy: str | Any, pol: Any,
+                  preemption: str | None = None, host_memory: int | None = None
+                  ) -> EngineConfig:
+    """The :class:`EngineConfig` of simulating ``pol`` (built from ``policy``): the
+    preemption mode (``preemption``, else the policy's default: the first of its
+    :attr:`PolicyInfo.modes`, or the mode of the schedule a replay replays), the policy's
+    serving settings (its ``serving`` attribute: block size, batching, chunk budget) and the
+    host memory. Raises :class:`UsageError` naming ``preemption`` for a mode the policy does
+    not support and ``block_size`` for a block size that does not divide ``M``.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> engine_config(inst, "fcfs", None, "recompute").preemption
+    'recompute'
+    >>> engine_config(inst, "mcsf", None, "swap")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid preemption: mcsf supports restart, got 'swap'
+    """
+    if isinstance(policy, str):
+        modes = policy_info(policy).modes
+        name = policy
+    else:
+        modes = tuple(getattr(pol, "preemption_modes", ALL_MODES))
+        name = str(getattr(pol, "name", "policy"))
+    default = getattr(pol, "preemption", None) or modes[0]
+    mode = default if preemption is None else preemption
+    if mode not in modes:
+        raise UsageError("preemption", f"{name} supports {', '.join(modes)}, got {mode!r}")
+    serving = dict(getattr(pol, "serving", None) or {})
+    cfg = EngineConfig(preemption=mode, host_memory=host_memory, **serving)
+    cfg.check(instance.memory)
+    return cfg
+
+
 def check_policy(instance: Instance, policy: str, *, predictions: Any = None,
+                 preemption: str | None = None, host_memory: int | None = None,
                  **options: Any) -> None:
     """Check the arguments of ``simulate(instance, policy, predictions=..., **options)``
     without running anything: the policy name, every option name (against
-    :func:`~kvopt.sim.policies.policy_options`), the option values and the predictions the
-    policy needs. Raises :class:`~kvopt.core.errors.UsageError` naming the argument (the
-    option's name, ``"policy"`` or ``"predictions"``).
+    :func:`~kvopt.sim.policies.policy_options`), the option values, the predictions the
+    policy needs and the engine settings (preemption mode, block size, host memory). Raises
+    :class:`~kvopt.core.errors.UsageError` naming the argument (the option's name,
+    ``"policy"``, ``"predictions"``, ``"preemption"`` or ``"host_memory"``).
 
     Examples
     --------
@@ -149,11 +191,12 @@ order, overflow, overrun, promote, raise_on_evict, ties)
             raise UsageError(unknown[0], f"not an option of {policy} (it takes {takes})")
     preds = resolve_predictions(instance, predictions, np.random.default_rng(0))
     try:
-        make_policy(instance, policy, preds, **options)
+        pol = make_policy(instance, policy, preds, **options)
     except UsageError:
         raise
     except (TypeError, ValueError) as exc:  # building a policy runs nothing: its arguments
         raise UsageError("options", f"{policy} rejected its options: {exc}") from exc
+    engine_config(instance, policy, pol, preemption, host_memory)
 
 
 def simulate(
@@ -167,6 +210,8 @@ def simulate(
     validate: bool = True,
     max_batch: int | None = None,
     prediction_cost: Any = None,
+    preemption: str | None = None,
+    host_memory: int | None = None,
     **policy_options: Any,
 ) -> SimResult:
     """Simulate ``policy`` on ``instance``.
@@ -201,6 +246,15 @@ def simulate(
         Latency of a prediction batch (:class:`kvopt.predictions.PredictionCost` or a pair
         ``(per_batch, per_item)``), added to the step time after every decision at which
         the policy predicted (TRAIL, TIE, SSJF).
+    preemption
+        What an evicted request keeps: ``"restart"`` (nothing; the seed convention),
+        ``"recompute"`` (its generated tokens; it re-prefills them when it resumes) or
+        ``"swap"`` (its KV, in host memory). Default: the policy's (``"restart"`` for every
+        policy but ``vllm``, whose default is vLLM's ``"recompute"``); each policy lists the
+        modes it supports in :attr:`PolicyInfo.modes`.
+    host_memory
+        Swap space in tokens (``preemption="swap"``; default: vLLM's 4 GiB per GPU of the
+        step-time model's KV, or ``M``); see :mod:`kvopt.sim.serving`.
     **policy_options
         Passed to the policy factory (e.g. ``alpha=0.2``, ``beta=0.1``, ``ties="random"``,
         ``schedule=`` for ``"replay"``).
@@ -226,11 +280,14 @@ def simulate(
     pred_ss, pol_ss = ss.spawn(2)
     preds = resolve_predictions(instance, predictions, np.random.default_rng(pred_ss))
     pol = make_policy(instance, policy, preds, **policy_options)
+    config = engine_config(instance, policy, pol, preemption, host_memory)
     model = get_step_time(step_time)
     name = getattr(pol, "name", "policy")
     meta: dict[str, Any] = {"policy": name, "options": getattr(pol, "options", {}),
                             "step_time": getattr(model, "name", "custom"), "seed": seed,
                             "predictions": preds.label}
+    if not config.seed_convention:
+        meta["engine"] = config.to_dict()
     if prediction_cost is not None and not hasattr(prediction_cost, "seconds"):
         prediction_cost = PredictionCost(*prediction_cost)
     if prediction_cost is not None:
@@ -238,7 +295,7 @@ def simulate(
                                    "per_item": prediction_cost.per_item}
     res = run_engine(instance, pol, model, np.random.default_rng(pol_ss), progress=progress,
                      source=f"sim:{name}", meta=meta, max_batch=max_batch,
-                     prediction_cost=prediction_cost)
+                     prediction_cost=prediction_cost, config=config)
     sched = res.schedule
     if validate:
         check_schedule(instance, sched).raise_if_invalid()

@@ -5,23 +5,32 @@ wall time ``times[t]``; there the policy may evict running requests and start wa
 then batch ``t+1`` runs (prefill of the requests started at ``t`` plus one decode token for
 every other running request) from ``times[t]`` to ``times[t+1]``. A request started at ``k``
 holds ``s + (tau - k)`` tokens at ``tau = k+1 .. k+o`` and completes at decision point
-``k + o``. An evicted run of length ``L = t - k`` loses its progress (recompute preemption)
-and the request waits again. The capacity ``M`` must hold at every slot: a policy that lets
-the next slot overflow is an error (:class:`PolicyError`); policies that tolerate overflow
-(vLLM-like FCFS, the alpha family, MC-SF under noisy predictions, Amin) evict when the engine
-calls them at the last decision point before an overflow.
+``k + o``. The capacity ``M`` must hold at every slot: a policy that lets the next slot
+overflow is an error (:class:`PolicyError`); policies that tolerate overflow (vLLM-like
+FCFS, the alpha family, MC-SF under noisy predictions, Amin) evict when the engine calls them
+at the last decision point before an overflow.
 
-State is a struct of arrays (``start``, ``done``, ``is_waiting`` per request; the running set
-as an index array with its memory as ``C + count * tau``). The loop visits only *events*:
-arrivals, completions, the slot before an overflow, and a ``wake`` slot the policy asks for
-(e.g. the first slot at which MC-SF's head-of-line candidate can fit). Between events the
-batch composition is constant, so batch durations for the whole stretch are one vectorized
-call of the step-time model and nothing per token runs in Python.
+What an evicted request keeps is the preemption mode of the
+:class:`~kvopt.sim.serving.EngineConfig` (the :mod:`kvopt.core.schedule` semantics):
+``restart`` (default) loses the run; ``recompute`` keeps the generated tokens, and the
+resumed run re-prefills prompt + generated tokens (charged by the step-time model) and holds
+them at once; ``swap`` moves the KV to host memory and back over the host link (charged to the
+step that swaps). The same configuration sets KV blocks (memory rounded up per request) and
+prefill batching: ``mixed`` (default), vLLM v0's ``prefill-only`` steps (running requests
+pause) or ``chunked`` prefill (a token budget per step, decodes first).
+
+State is a struct of arrays (``start``, ``done``, ``is_waiting``, ``kept`` per request; the
+running set as an index array with its memory as ``C + count * tau``, where ``start`` is the
+*effective* start ``k - offset``, moved by pauses). The loop visits only *events*:
+arrivals, completions, the slot before an overflow (exactly, in blocks), the end of a chunked
+prefill, and a ``wake`` slot the policy asks for (e.g. the first slot at which MC-SF's
+head-of-line candidate can fit). Between events the batch composition is constant, so batch
+durations for the whole stretch are one vectorized call of the step-time model and nothing per
+token runs in Python.
 """
 
 from __future__ import annotations
 
-import heapq
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -29,10 +38,26 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import KvoptError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
-from kvopt.sim.step_time import StepTimeModel, UnitStepTime
+from kvopt.sim.decision import (
+    Decision,
+    LivelockError,
+    PolicyError,
+    SimulationError,
+    WaitQueue,
+)
+from kvopt.sim.serving import (
+    EngineConfig,
+    block_tokens,
+    default_host_memory,
+    first_block_overflow,
+    swap_seconds_per_token,
+)
+from kvopt.sim.steptime import StepTimeModel, UnitStepTime
+
+__all__ = ["Decision", "EngineConfig", "EngineResult", "LivelockError", "PolicyError",
+           "PolicyProtocol", "SimState", "SimulationError", "WaitQueue", "run_engine"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _TIME_EPS = 1e-9
@@ -47,54 +72,6 @@ def _arange(k: int) -> NDArray[np.int64]:
     if k > _AR.shape[0]:
         _AR = np.arange(2 * k, dtype=np.int64)
     return _AR[:k]
-
-
-class SimulationError(KvoptError, RuntimeError):
-    """The simulation cannot proceed (policy stalled, step budget exhausted, ...)."""
-
-
-class PolicyError(SimulationError):
-    """A policy's decision would exceed the memory ``M`` or is otherwise invalid."""
-
-
-class LivelockError(SimulationError):
-    """A clearing policy evicts the same work forever (no completion between clearings)."""
-
-
-@dataclass
-class Decision:
-    """What a policy does at one decision point.
-
-    Attributes
-    ----------
-    evict
-        Running request ids to evict (applied first; they restart from scratch).
-    admit
-        Waiting request ids to start now (after the evictions).
-    wake
-        Earliest later decision point at which the policy wants to be asked again even if
-        no event (arrival, completion, imminent overflow) happens; ``None`` = only on events.
-    stall
-        Extra iterations of wall time charged to the next batch (beta-clearing passes).
-    arrivals_matter
-        If False the engine need not stop at arrivals until the next other event (the
-        policy knows that no newcomer can be admitted before then).
-    arrival_filter
-        Optional ``f(ids) -> bool mask``: only arrivals with a True mask can change the
-        decision before the next other event (e.g. MC-SF: only requests that would sort
-        before the blocked head of the queue). Others are delivered at the next event.
-    predictions
-        Number of length predictions the policy made at this decision point (one batch);
-        with ``run_engine(prediction_cost=...)`` their latency is added to the next batch.
-    """
-
-    evict: NDArray[np.int64] | None = None
-    admit: NDArray[np.int64] | None = None
-    wake: int | None = None
-    stall: int = 0
-    arrivals_matter: bool = True
-    arrival_filter: Any = None
-    predictions: int = 0
 
 
 class PolicyProtocol(Protocol):
@@ -117,62 +94,6 @@ class PolicyProtocol(Protocol):
         ...
 
 
-class WaitQueue:
-    """Priority queue of waiting request ids (a heap of Python ints, no per-request objects).
-
-    Priority of request ``i`` is ``key * n + rank[i]`` where ``rank`` is a permutation
-    (tie-break order, e.g. by ``(arrival, id)``), so the head is the smallest ``key`` with
-    ties by rank and the id is recovered as ``inv[prio % n]``.
-
-    Examples
-    --------
-    >>> q = WaitQueue(rank=np.array([0, 1, 2]))
-    >>> q.push(np.array([2, 0, 1]), np.array([5, 7, 5]))
-    >>> [q.pop() for _ in range(3)]
-    [1, 2, 0]
-    """
-
-    def __init__(self, rank: NDArray[np.int64]) -> None:
-        self.n = int(rank.shape[0])
-        self.rank = np.asarray(rank, dtype=np.int64)
-        self.inv = np.empty(self.n, dtype=np.int64)
-        self.inv[self.rank] = np.arange(self.n)
-        self.heap: list[int] = []
-
-    def __len__(self) -> int:
-        return len(self.heap)
-
-    def push(self, ids: NDArray[np.int64], keys: NDArray[np.int64]) -> None:
-        """Add ``ids`` with integer ``keys``."""
-        prios = (np.asarray(keys, dtype=np.int64) * self.n + self.rank[ids]).tolist()
-        if len(prios) > 8 and len(prios) > len(self.heap):
-            self.heap.extend(prios)
-            heapq.heapify(self.heap)
-        else:
-            for p in prios:
-                heapq.heappush(self.heap, p)
-
-    def push_one(self, i: int, key: int) -> None:
-        """Add one id."""
-        heapq.heappush(self.heap, key * self.n + int(self.rank[i]))
-
-    def peek(self) -> int:
-        """Id of the head (queue must be non-empty)."""
-        return int(self.inv[self.heap[0] % self.n])
-
-    def peek_key(self) -> int:
-        """Key of the head."""
-        return self.heap[0] // self.n
-
-    def pop(self) -> int:
-        """Remove and return the head id."""
-        return int(self.inv[heapq.heappop(self.heap) % self.n])
-
-    def ids(self) -> NDArray[np.int64]:
-        """All queued ids in priority order (O(q log q); diagnostics only)."""
-        return self.inv[np.array(sorted(self.heap), dtype=np.int64) % self.n]
-
-
 class SimState:
     """Struct-of-arrays state visible to policies (read-only for them).
 
@@ -185,17 +106,31 @@ class SimState:
     B
         Batch-size limit (most concurrent running requests; ``n`` when unlimited).
     start
-        Start of the current run (``-1`` if not running).
+        *Effective* start of the current run (``-1`` if not running): a running request holds
+        ``s + (tau - start)`` tokens at slot ``tau`` and has generated ``t - start`` tokens
+        (in recompute/swap mode counting the tokens it resumed from; paused slots shift it).
     done, is_waiting
         Per-request flags (``is_waiting``: arrived, not running, not done).
     running
-        Ids of running requests (unordered index array).
+        Ids of running requests (unordered index array; in chunked mode without the requests
+        still prefilling, see ``prefilling``).
+    kept
+        Tokens a waiting request resumes from (``recompute``/``swap``; always 0 with
+        ``restart``): started at ``t``, it needs ``s + kept + 1`` tokens at ``t + 1``.
+    swapped
+        Waiting requests whose KV is in host memory (``swap`` mode).
+    config
+        The :class:`~kvopt.sim.serving.EngineConfig` (``mode`` is its preemption mode).
+    prefilling, pre_left
+        Chunked prefill: admitted requests whose prompt is still being processed, in admission
+        order, and the prefill tokens each has left; they hold ``s + kept`` tokens (``Cp`` in
+        total, in blocks).
     rng
         The run's ``numpy.random.Generator`` (seeded by ``simulate(seed=...)``).
     """
 
     def __init__(self, instance: Instance, rng: np.random.Generator,
-                 max_batch: int | None = None) -> None:
+                 max_batch: int | None = None, config: EngineConfig | None = None) -> None:
         self.instance = instance
         self.n = instance.n
         self.M = int(instance.memory)
@@ -203,12 +138,21 @@ class SimState:
         self.s = instance.prompt
         self.o = instance.output
         self.a = instance.arrival
+        self.config = config or EngineConfig()
+        self.mode = self.config.preemption
+        self.block = self.config.block_size
         self.start = np.full(self.n, -1, dtype=np.int64)
         self.done = np.zeros(self.n, dtype=bool)
         self.is_waiting = np.zeros(self.n, dtype=bool)
+        self.kept = np.zeros(self.n, dtype=np.int64)
+        self.swapped = np.zeros(self.n, dtype=bool)
         self.running = _EMPTY
         self.run_end = _EMPTY  # true completion slot of each running request
         self.C = 0  # sum over running of (s_j - start_j)
+        self.prefilling = _EMPTY
+        self.pre_left = np.zeros(self.n, dtype=np.int64)
+        self.Cp = 0
+        self.host_used = 0
         self.t = 0
         self.now = 0.0
         self.rng = rng
@@ -221,9 +165,18 @@ class SimState:
         ids = self.running if ids is None else ids
         return self.t - self.start[ids]
 
+    def kept_if_evicted(self, ids: NDArray[np.int64]) -> dict[int, int]:
+        """Tokens running requests ``ids`` would resume from if evicted now (empty with
+        ``restart``): a policy that evicts and re-admits at the same decision point needs
+        ``s + kept + 1`` for them, before the engine updates :attr:`kept`."""
+        if self.mode == "restart" or not ids.shape[0]:
+            return {}
+        return dict(zip(ids.tolist(), (self.t - self.start[ids]).tolist(), strict=True))
+
     def next_memory(self) -> int:
-        """Memory of the running set at slot ``t+1`` if nobody is evicted or started."""
-        return self.C + int(self.running.shape[0]) * (self.t + 1)
+        """Memory of the running set at slot ``t+1`` if nobody is evicted or started
+        (token-exact; plus the prefilling requests' reservations)."""
+        return self.C + int(self.running.shape[0]) * (self.t + 1) + self.Cp
 
     def waiting_ids(self) -> NDArray[np.int64]:
         """Waiting ids in arrival order (O(n); for simple function policies)."""
@@ -242,26 +195,549 @@ class EngineResult:
 
 
 class _Recorder:
-    """Collects runs and time chunks."""
+    """Collects runs (and, beyond the seed convention, offsets, prefill slots, swaps)."""
 
-    def __init__(self) -> None:
-        self.req: list[NDArray[np.int64]] = []
-        self.start: list[NDArray[np.int64]] = []
-        self.length: list[NDArray[np.int64]] = []
-        self.completed: list[NDArray[np.bool_]] = []
+    def __init__(self, plain: bool) -> None:
+        self.cols: list[list[NDArray[Any]]] = [[] for _ in range(4 if plain else 7)]
 
     def add(self, ids: NDArray[np.int64], start: NDArray[np.int64], length: NDArray[np.int64],
-            completed: bool) -> None:
-        self.req.append(ids)
-        self.start.append(start)
-        self.length.append(length)
-        self.completed.append(np.full(ids.shape[0], completed, dtype=bool))
+            completed: bool, *extended: NDArray[Any]) -> None:
+        """One batch of runs; ``extended`` = (offset, prefill, swapped) beyond the seed
+        convention."""
+        c = self.cols
+        c[0].append(ids)
+        c[1].append(start)
+        c[2].append(length)
+        c[3].append(np.full(ids.shape[0], completed, dtype=bool))
+        for col, x in zip(c[4:], extended, strict=True):
+            col.append(x)
 
-    def arrays(self) -> tuple[NDArray[np.int64], ...]:
-        if not self.req:
-            return _EMPTY, _EMPTY, _EMPTY, np.zeros(0, dtype=bool)
-        return (np.concatenate(self.req), np.concatenate(self.start),
-                np.concatenate(self.length), np.concatenate(self.completed))
+    def arrays(self) -> list[NDArray[Any]]:
+        dt = (np.int64, np.int64, np.int64, bool, np.int64, np.int64, bool)
+        out = [np.concatenate(c) if c else np.zeros(0, dtype=d)
+               for c, d in zip(self.cols, dt, strict=False)]
+        return out + [np.zeros(out[0].shape[0], dtype=d) for d in dt[len(out):]]
+
+
+class _Engine:
+    """One simulation (see :func:`run_engine`): the state, the event loop and its steps."""
+
+    def __init__(self, instance: Instance, policy: Any, step_time: StepTimeModel,
+                 rng: np.random.Generator, *, progress: bool, max_decisions: int | None,
+                 source: str, meta: dict[str, Any] | None, max_batch: int | None,
+                 prediction_cost: Any, config: EngineConfig | None) -> None:
+        cfg = config or EngineConfig()
+        cfg.check(instance.memory)
+        self.cfg = cfg
+        self.plain = cfg.seed_convention
+        self.blocks = cfg.block_size > 1
+        if max_batch is None:
+            max_batch = instance.max_batch
+        st = self.st = SimState(instance, rng, max_batch, cfg)
+        self.instance, self.policy, self.step_time = instance, policy, step_time
+        self.source, self.meta, self.prediction_cost = source, meta, prediction_cost
+        n, a = st.n, st.a
+        self.slotted = instance.is_slotted
+        self.unit = isinstance(step_time, UnitStepTime)
+        self.fast_run = getattr(step_time, "decode_run", None)
+        self.first_batch = getattr(step_time, "first_batch", None)
+        self.order = np.argsort(a, kind="stable")
+        self.a_sorted = a[self.order]
+        self.ptr = 0
+        self.rec = _Recorder(self.plain)
+        self.times: list[NDArray[np.float64]] = []
+        self.stalls = 0
+        self.pred = [0, 0, 0.0]  # prediction batches, items, seconds
+        if self.slotted:
+            st.t = int(a.min())
+            st.now = float(st.t) if self.unit else 0.0
+            self.times.append(np.arange(st.t + 1, dtype=np.float64) if self.unit
+                              else np.zeros(st.t + 1))
+        else:
+            st.t = 0
+            st.now = float(a.min())
+            self.times.append(np.array([st.now]))
+        self.budget = (max_decisions if max_decisions is not None
+                       else 20 * (n + int(st.o.sum())) + 1000)
+        self.decisions = 0
+        self.evictions = 0
+        self.bar = None
+        if progress:
+            from kvopt.core.progress import Progress
+
+            self.bar = Progress(n, f"simulate {source}", unit="req")
+        self.next_end = -1  # earliest true completion among the running requests
+        self.next_a = float(self.a_sorted[0])
+        self.comp: list[list[NDArray[Any]]] = [[] for _ in range(6)]
+        self.flag = np.zeros(n, dtype=bool)
+        # beyond the seed convention: the current run of every request
+        self.run_k = np.full(n, -1, dtype=np.int64)
+        self.run_off = np.zeros(n, dtype=np.int64)
+        self.run_P = np.zeros(n, dtype=np.int64)
+        self.run_sw = np.zeros(n, dtype=bool)
+        self.paused: list[int] = []
+        self.swap_s = 0.0 if self.unit else swap_seconds_per_token(step_time)
+        self.host_cap = (cfg.host_memory if cfg.host_memory is not None
+                         else default_host_memory(step_time, st.M))
+        self.counters = {"swap_out": 0, "swap_in": 0, "swap_tokens": 0, "recomputed_tokens": 0,
+                         "paused_slots": 0}
+        self.swap_tokens_now = 0
+        self.force_next = False
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> EngineResult:
+        t_wall = _time.perf_counter()
+        st, policy = self.st, self.policy
+        n = st.n
+        policy.reset(st)
+        while True:
+            t = st.t
+            if t == self.next_end:  # (the running set has not changed since next_end)
+                self._complete(t)
+            if st.n_done == n:
+                break
+            if self.ptr < n and self.next_a <= (t if self.slotted else st.now + _TIME_EPS):
+                self._arrive(t)
+            self.decisions += 1
+            if self.decisions > self.budget:
+                raise SimulationError(f"policy {self.source!r} exceeded {self.budget} decision "
+                                      f"points ({st.n_done}/{n} done); livelock?")
+            dec = policy.decide(st)
+            self.swap_tokens_now = 0
+            if dec.evict is not None and len(dec.evict):
+                self._evict(np.asarray(dec.evict, dtype=np.int64), t)
+            adm = _EMPTY
+            if dec.admit is not None and len(dec.admit):
+                adm = self._admit(np.asarray(dec.admit, dtype=np.int64), t)
+            self.stalls += dec.stall
+            extra = self._prediction_time(dec) if dec.predictions else 0.0
+            if self.swap_tokens_now:
+                extra += self.swap_tokens_now * self.swap_s
+            chunks = self._plan_chunks(t) if st.prefilling.shape[0] else None
+            cnt = int(st.running.shape[0])
+            if cnt > st.B or self.blocks or st.C + cnt * (t + 1) + st.Cp > st.M:
+                self._check_capacity(t)
+            if not self._advance(dec, adm, extra, chunks):
+                continue
+        return self._finish(_time.perf_counter() - t_wall)
+
+    def _complete(self, t: int) -> None:
+        st = self.st
+        fin = st.run_end == t
+        ids = st.running[fin]
+        self.comp[0].append(ids)
+        if self.plain:
+            self.comp[1].append(st.start[ids])
+        else:
+            k = self.run_k[ids]
+            self.comp[1].append(k)
+            self.comp[2].append(self.run_off[ids])
+            self.comp[3].append(self.run_P[ids])
+            self.comp[4].append(self.run_sw[ids])
+            self.comp[5].append(t - k)
+        st.C -= int((st.s[ids] - st.start[ids]).sum())
+        st.done[ids] = True
+        st.start[ids] = -1
+        keep = ~fin
+        st.running = st.running[keep]
+        st.run_end = st.run_end[keep]
+        st.n_done += ids.shape[0]
+        st.completions += ids.shape[0]
+        self.policy.on_complete(st, ids)
+        if self.bar is not None:
+            self.bar.update(ids.shape[0])
+
+    def _arrive(self, t: int) -> None:
+        st = self.st
+        if self.slotted:
+            j = int(np.searchsorted(self.a_sorted, t, side="right"))
+        else:
+            j = int(np.searchsorted(self.a_sorted, st.now + _TIME_EPS, side="right"))
+        ids = self.order[self.ptr:j]
+        self.ptr = j
+        st.arrived = j
+        self.next_a = float(self.a_sorted[self.ptr]) if self.ptr < st.n else np.inf
+        st.is_waiting[ids] = True
+        self.policy.on_arrival(st, ids)
+
+    def _evict(self, ev: NDArray[np.int64], t: int) -> None:
+        st, flag = self.st, self.flag
+        flag[ev] = True
+        pos = flag[st.running]
+        pre = flag[st.prefilling] if st.prefilling.shape[0] else None
+        flag[ev] = False
+        n_pre = 0 if pre is None else int(pre.sum())
+        if int(pos.sum()) + n_pre != ev.shape[0]:
+            raise PolicyError(f"{self.source}: evicting requests that are not running")
+        if n_pre:
+            assert pre is not None
+            self._evict_prefilling(st.prefilling[pre], t)
+            st.prefilling = st.prefilling[~pre]
+            ev = st.running[pos]
+        ev_start = st.start[ev]
+        if self.plain:
+            self.rec.add(ev, ev_start, t - ev_start, False)
+        else:
+            k = self.run_k[ev]
+            self.rec.add(ev, k, t - k, False, self.run_off[ev], self.run_P[ev], self.run_sw[ev])
+            if st.mode != "restart":
+                self._keep(ev, t - ev_start, t - k > 0)
+        st.C -= int((st.s[ev] - ev_start).sum())
+        st.start[ev] = -1
+        st.is_waiting[ev] = True
+        keep = ~pos
+        st.running = st.running[keep]
+        st.run_end = st.run_end[keep]
+        self.evictions += ev.shape[0] + n_pre
+
+    def _evict_prefilling(self, ids: NDArray[np.int64], t: int) -> None:
+        """Evict requests in the middle of their chunked prefill: their partial KV is dropped
+        (they keep the tokens they resumed from, in recompute and swap mode)."""
+        st = self.st
+        k = self.run_k[ids]
+        self.rec.add(ids, k, t - k, False, self.run_off[ids], t - k, self.run_sw[ids])
+        st.Cp -= int(block_tokens(st.s[ids] + self.run_off[ids], st.block).sum())
+        st.is_waiting[ids] = True
+        if st.mode != "restart":
+            st.kept[ids] = self.run_off[ids]
+
+    def _keep(self, ev: NDArray[np.int64], tokens: NDArray[np.int64],
+              has_kv: NDArray[np.bool_]) -> None:
+        """Recompute / swap: the evicted requests keep ``tokens``; in swap mode their KV goes
+        to host memory while it has room (else they are recomputed)."""
+        st = self.st
+        st.kept[ev] = tokens
+        if st.mode != "swap":
+            return
+        need = block_tokens(st.s[ev] + tokens, st.block)
+        for j in np.flatnonzero(has_kv).tolist():
+            if st.host_used + int(need[j]) <= self.host_cap:
+                i = int(ev[j])
+                st.swapped[i] = True
+                st.host_used += int(need[j])
+                self.swap_tokens_now += int(st.s[i] + tokens[j])
+                self.counters["swap_out"] += 1
+
+    def _admit(self, adm: NDArray[np.int64], t: int) -> NDArray[np.int64]:
+        st = self.st
+        if not st.is_waiting[adm].all():
+            bad = adm[~st.is_waiting[adm]][0]
+            raise PolicyError(f"{self.source}: request {bad} admitted but not waiting")
+        st.is_waiting[adm] = False
+        if self.plain:
+            st.start[adm] = t
+            st.running = np.concatenate([st.running, adm])
+            st.run_end = np.concatenate([st.run_end, t + st.o[adm]])
+            st.C += int(st.s[adm].sum()) - t * adm.shape[0]
+            return adm
+        off = st.kept[adm]
+        sw = st.swapped[adm]
+        self.run_k[adm] = t
+        self.run_off[adm] = off
+        self.run_P[adm] = 0
+        self.run_sw[adm] = sw
+        st.kept[adm] = 0
+        if sw.any():
+            ids = adm[sw]
+            st.swapped[ids] = False
+            tok = st.s[ids] + off[sw]
+            st.host_used -= int(block_tokens(tok, st.block).sum())
+            self.swap_tokens_now += int(tok.sum())
+            self.counters["swap_in"] += int(ids.shape[0])
+        self.counters["recomputed_tokens"] += int(off[~sw].sum())
+        old = int(st.running.shape[0])
+        if self.cfg.batching == "chunked" and not sw.all():
+            pre = adm[~sw]
+            st.prefilling = np.concatenate([st.prefilling, pre])
+            st.pre_left[pre] = st.s[pre] + off[~sw]
+            st.Cp += int(block_tokens(st.s[pre] + off[~sw], st.block).sum())
+            self._start(adm[sw], t)
+            return adm
+        if self.cfg.batching == "prefill-only" and old and not sw.all():
+            self._pause(t)
+        self._start(adm, t)
+        return adm
+
+    def _start(self, ids: NDArray[np.int64], t: int) -> None:
+        """Requests ``ids`` produce their first token of this run at slot ``t + 1``."""
+        st = self.st
+        if not ids.shape[0]:
+            return
+        eff = t - self.run_off[ids]
+        st.start[ids] = eff
+        st.running = np.concatenate([st.running, ids])
+        st.run_end = np.concatenate([st.run_end, eff + st.o[ids]])
+        st.C += int((st.s[ids] - eff).sum())
+
+    def _pause(self, t: int) -> None:
+        """Slot ``t + 1`` is a prefill-only iteration: every running request holds its memory
+        and produces no token (its effective start moves one slot later)."""
+        st = self.st
+        st.start[st.running] += 1
+        st.run_end = st.run_end + 1
+        st.C -= int(st.running.shape[0])
+        self.paused.append(t + 1)
+        self.counters["paused_slots"] += 1
+        self.force_next = True
+
+    def _prediction_time(self, dec: Decision) -> float:
+        if not dec.predictions:
+            return 0.0
+        self.pred[0] += 1
+        self.pred[1] += int(dec.predictions)
+        if self.prediction_cost is None:
+            return 0.0
+        x = float(self.prediction_cost.seconds(int(dec.predictions)))
+        self.pred[2] += x
+        return x
+
+    def _memory_at(self, tau: int) -> int:
+        """Memory at slot ``tau`` of the current running and prefilling sets (in blocks)."""
+        st = self.st
+        if st.block == 1:
+            return st.C + int(st.running.shape[0]) * tau + st.Cp
+        c = st.s[st.running] - st.start[st.running] + tau
+        return int(block_tokens(c, st.block).sum()) + st.Cp
+
+    def _check_capacity(self, t: int) -> None:
+        st = self.st
+        cnt = int(st.running.shape[0]) + int(st.prefilling.shape[0])
+        nxt = self._memory_at(t + 1)
+        if nxt > st.M:
+            raise PolicyError(f"{self.source}: memory {nxt} > M = {st.M} at slot {t + 1}")
+        if cnt > st.B:
+            raise PolicyError(f"{self.source}: {cnt} requests running > max_batch = {st.B} "
+                              f"at slot {t + 1}")
+
+    # ------------------------------------------------------------ chunked prefill
+    def _plan_chunks(self, t: int) -> _Chunks:
+        """Chunked prefill at decision point ``t``: the step's token budget goes to the
+        decodes first, the rest to the prefilling requests in admission order; those whose
+        prefill ends in step ``t + 1`` start producing there. Returns the first step's
+        statistics and the head request that the following steps work on."""
+        st = self.st
+        budget_total = int(self.cfg.chunk_budget or 0)
+        pf = st.prefilling
+        d_old = int(st.running.shape[0])
+        kv_first = st.C + d_old * t
+        left = st.pre_left[pf]
+        base = st.s[pf] + self.run_off[pf]
+        room = max(budget_total - d_old, 0)
+        before = np.cumsum(left) - left
+        take = np.minimum(left, np.maximum(room - before, 0))
+        x = base - left
+        P = int(take.sum())
+        Psq = float(((x + take).astype(np.float64) ** 2 - x.astype(np.float64) ** 2).sum())
+        fin = take == left
+        ids = pf[fin]
+        st.pre_left[pf] = left - take
+        if ids.shape[0]:
+            self.run_P[ids] = t - self.run_k[ids]
+            st.Cp -= int(block_tokens(base[fin], st.block).sum())
+            st.prefilling = pf[~fin]
+            self._start(ids, t)
+        ch = _Chunks(P, Psq, d_old, kv_first)
+        budget = budget_total - int(st.running.shape[0])
+        if st.prefilling.shape[0] and budget > 0:
+            h = int(st.prefilling[0])
+            lh = int(st.pre_left[h])
+            ch.head, ch.chunk = h, budget
+            ch.pos = int(st.s[h] + self.run_off[h]) - lh
+            ch.next_transfer = t + -(-lh // budget)
+        return ch
+
+    def _chunk_steps(self, ch: _Chunks, m: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Prefill tokens and ``prefill_sq`` of the ``m`` steps after the first one."""
+        if ch.head is None:
+            return np.zeros(m, dtype=np.int64), np.zeros(m)
+        x = (ch.pos + ch.chunk * _arange(m)).astype(np.float64)
+        return np.full(m, ch.chunk, dtype=np.int64), (x + ch.chunk) ** 2 - x**2
+
+    # ---------------------------------------------------------------- time steps
+    def _overflow_point(self, t: int) -> int:
+        """The last decision point before the running set outgrows ``M``."""
+        st = self.st
+        cnt = int(st.running.shape[0])
+        if st.block == 1:
+            return (st.M - st.Cp - st.C) // cnt
+        c = st.s[st.running] - st.start[st.running]
+        tau = first_block_overflow(c, t, st.M - st.Cp, st.block)
+        assert tau is not None
+        return tau - 1
+
+    def _advance(self, dec: Decision, adm: NDArray[np.int64], extra: float,
+                 ch: _Chunks | None) -> bool:
+        """Jump to the next event; False if the worker idled until an arrival (timed)."""
+        st = self.st
+        t = st.t
+        cnt = int(st.running.shape[0])
+        cands = []
+        if cnt:
+            self.next_end = int(st.run_end.min())
+            cands.append(self.next_end)
+            cands.append(self._overflow_point(t))
+        else:
+            self.next_end = -1
+        if ch is not None and ch.next_transfer is not None:
+            cands.append(ch.next_transfer)
+        if self.force_next:  # after a prefill-only iteration the policy decides again
+            cands.append(t + 1)
+            self.force_next = False
+        if dec.wake is not None:
+            cands.append(max(int(dec.wake), t + 1))
+        next_arr: float | None = self.next_a if self.ptr < st.n else None
+        if self.slotted and next_arr is not None and dec.arrivals_matter:
+            if dec.arrival_filter is None or not cands:
+                cands.append(int(next_arr))
+            else:  # first relevant arrival before the other events
+                j_end = int(np.searchsorted(self.a_sorted, min(cands), side="right"))
+                if j_end > self.ptr:
+                    rel = dec.arrival_filter(self.order[self.ptr:j_end])
+                    if rel.any():
+                        cands.append(int(self.a_sorted[self.ptr + int(np.argmax(rel))]))
+        if not cands:
+            if next_arr is None:
+                raise SimulationError(f"policy {self.source!r} stalled with "
+                                      f"{int(st.is_waiting.sum())} waiting requests and nothing "
+                                      f"running")
+            if not self.slotted:  # idle until the next arrival
+                st.t = t + 1
+                st.now = max(st.now, next_arr)
+                self.times.append(np.array([st.now]))
+                return False
+            cands.append(int(next_arr))
+        t_ev = max(min(cands), t + 1)
+        L = t_ev - t
+        dur = self._durations(dec, adm, extra, L, ch)
+        if dur is None:
+            tt = st.now + (_arange(L) + 1).astype(np.float64)
+        else:
+            if dec.stall:
+                dur[0] *= 1 + dec.stall
+            if extra:
+                dur[0] += extra
+            tt = st.now + np.cumsum(dur)
+        if not self.slotted and next_arr is not None and dec.arrivals_matter:
+            x = next_arr
+            if dec.arrival_filter is not None and x <= tt[-1] + _TIME_EPS:
+                j_end = int(np.searchsorted(self.a_sorted, tt[-1] + _TIME_EPS, side="right"))
+                rel = dec.arrival_filter(self.order[self.ptr:j_end])
+                x = float(self.a_sorted[self.ptr + int(np.argmax(rel))]) if rel.any() else np.inf
+            k = int(np.searchsorted(tt, x - _TIME_EPS, side="left"))
+            if k < L:
+                L = k + 1
+                tt = tt[:L]
+                t_ev = t + L
+        if ch is not None and ch.head is not None and L > 1:
+            st.pre_left[ch.head] -= ch.chunk * (L - 1)
+        self.times.append(tt)
+        st.t = t_ev
+        st.now = float(tt[-1])
+        return True
+
+    def _first_stats(self, adm: NDArray[np.int64]) -> tuple[int, float, int, int]:
+        """Prefill tokens, ``sum prefill**2``, decodes and KV read of the step after ``t``."""
+        st = self.st
+        t = st.t
+        cnt = int(st.running.shape[0])
+        if self.plain:
+            n_new = adm.shape[0]
+            sa = st.s[adm]
+            P = int(sa.sum()) if n_new else 0
+            Psq = float(np.dot(sa, sa)) if n_new else 0.0
+            # the others read sum_old (s + t - start) KV tokens
+            return P, Psq, cnt - n_new, st.C + cnt * t - P
+        pre = adm[~self.run_sw[adm]] if adm.shape[0] else adm
+        base = st.s[pre] + self.run_off[pre]
+        P = int(base.sum())
+        Psq = float(np.dot(base, base)) if pre.shape[0] else 0.0
+        if self.paused and self.paused[-1] == t + 1:  # only the swapped-in decode
+            sw = adm[self.run_sw[adm]]
+            return P, Psq, int(sw.shape[0]), int((st.s[sw] + self.run_off[sw]).sum())
+        return P, Psq, cnt - int(pre.shape[0]), st.C + cnt * t - P
+
+    def _durations(self, dec: Decision, adm: NDArray[np.int64], extra: float, L: int,
+                   ch: _Chunks | None) -> NDArray[np.float64] | None:
+        """Durations of the batches ``t+1 .. t+L`` (composition constant after ``t+1``);
+        ``None`` for plain unit slots."""
+        if self.unit:
+            return None if not dec.stall and not extra else np.ones(L, dtype=np.float64)
+        st, model = self.st, self.step_time
+        t = st.t
+        cnt = int(st.running.shape[0])
+        if ch is not None:
+            P, Psq, d_old, kv = ch.P, ch.Psq, ch.d_old, ch.kv
+        else:
+            P, Psq, d_old, kv = self._first_stats(adm)
+        if self.first_batch is not None:
+            first = np.array([self.first_batch(P, d_old, kv, Psq)])
+        else:
+            first = model.durations(np.array([P + d_old]), np.array([d_old]), np.array([kv]),
+                                    np.array([P]), np.array([Psq]))
+        if L == 1:
+            return np.asarray(first, dtype=np.float64).reshape(1)
+        # slots t+1+j (j >= 1): cnt decodes reading sum_running (s + t + j - start)
+        kv0 = st.C + cnt * (t + 1)
+        if ch is not None and ch.head is not None:
+            pre, psq = self._chunk_steps(ch, L - 1)
+            kvs = kv0 + cnt * _arange(L - 1)
+            rest = model.durations(pre + cnt, np.full(L - 1, cnt), kvs, pre, psq)
+        elif self.fast_run is not None:
+            rest = self.fast_run(cnt, kv0, L - 1)
+        else:
+            kvs = kv0 + cnt * _arange(L - 1)
+            rest = model.durations(np.full(L - 1, cnt), np.full(L - 1, cnt), kvs,
+                                   np.zeros(L - 1, dtype=np.int64), np.zeros(L - 1))
+        return np.concatenate([first, rest])
+
+    # ------------------------------------------------------------------ the end
+    def _finish(self, wall: float) -> EngineResult:
+        st, cfg = self.st, self.cfg
+        if self.bar is not None:
+            self.bar.close()
+        if self.comp[0]:
+            ci = np.concatenate(self.comp[0])
+            k = np.concatenate(self.comp[1])
+            if self.plain:
+                self.rec.add(ci, k, st.o[ci], True)
+            else:
+                self.rec.add(ci, k, np.concatenate(self.comp[5]), True,
+                             *(np.concatenate(self.comp[j]) for j in (2, 3, 4)))
+        req, rs, rl, rc, off, pre, sw = self.rec.arrays()
+        all_times = np.concatenate(self.times)
+        keep_times = not (self.slotted and self.unit and self.stalls == 0 and self.pred[2] == 0)
+        extra: dict[str, Any] = {}
+        if not self.plain:
+            extra = {"run_offset": off, "run_prefill": pre, "run_swapped": sw,
+                     "preemption": cfg.preemption, "block_size": cfg.block_size,
+                     "host_memory": self.host_cap if cfg.preemption == "swap" else None,
+                     "paused": np.asarray(self.paused, dtype=np.int64)}
+        sched = Schedule(
+            run_request=req, run_start=rs, run_length=rl, run_completed=rc.astype(bool),
+            instance_sha256=self.instance.sha256(), source=self.source,
+            times=all_times if keep_times else None, meta=dict(self.meta or {}), **extra,
+        )
+        stats: dict[str, Any] = {
+            "decisions": self.decisions, "evictions": self.evictions, "stalls": self.stalls,
+            "slots": int(all_times.shape[0] - 1), "prediction_batches": self.pred[0],
+            "predictions": self.pred[1], "prediction_seconds": self.pred[2]}
+        if not self.plain:
+            stats.update(self.counters)
+        return EngineResult(sched, self.decisions, wall, stats)
+
+
+@dataclass
+class _Chunks:
+    """The chunked-prefill plan of one decision point (see :meth:`_Engine._plan_chunks`)."""
+
+    P: int
+    Psq: float
+    d_old: int
+    kv: int
+    head: int | None = None
+    chunk: int = 0
+    pos: int = 0
+    next_transfer: int | None = None
 
 
 def run_engine(
@@ -276,6 +752,7 @@ def run_engine(
     meta: dict[str, Any] | None = None,
     max_batch: int | None = None,
     prediction_cost: Any = None,
+    config: EngineConfig | None = None,
 ) -> EngineResult:
     """Run ``policy`` on ``instance``; see the module docstring for the model.
 
@@ -299,240 +776,15 @@ def run_engine(
         Optional model with ``seconds(count)``: the latency of a batch of ``count``
         predictions (:class:`kvopt.predictions.PredictionCost`), added to the batch after a
         decision whose :attr:`Decision.predictions` is positive (in slots for ``unit``).
+    config
+        Preemption mode, KV blocks, host memory and prefill batching
+        (:class:`~kvopt.sim.serving.EngineConfig`; default: the seed convention).
 
     Returns
     -------
     EngineResult
         The (unvalidated) schedule and counters.
     """
-    t_wall = _time.perf_counter()
-    if max_batch is None:
-        max_batch = instance.max_batch
-    st = SimState(instance, rng, max_batch)
-    n, s, o, a, M = st.n, st.s, st.o, st.a, st.M
-    slotted = instance.is_slotted
-    unit = isinstance(step_time, UnitStepTime)
-    fast_run = getattr(step_time, "decode_run", None)
-    order = np.argsort(a, kind="stable")
-    a_sorted = a[order]
-    ptr = 0
-    rec = _Recorder()
-    times: list[NDArray[np.float64]] = []
-    stalls = 0
-    pred_batches, pred_items, pred_time = 0, 0, 0.0
-    if slotted:
-        st.t = int(a.min())
-        t0 = st.t
-        st.now = float(st.t) if unit else 0.0
-        times.append(np.arange(t0 + 1, dtype=np.float64) if unit else np.zeros(t0 + 1))
-    else:
-        st.t = 0
-        st.now = float(a.min())
-        times.append(np.array([st.now]))
-    budget = max_decisions if max_decisions is not None else 20 * (n + int(o.sum())) + 1000
-    decisions = 0
-    evictions = 0
-    bar = None
-    if progress:
-        from kvopt.core.progress import Progress
-
-        bar = Progress(n, f"simulate {source}", unit="req")
-    policy.reset(st)
-    next_end = -1  # earliest true completion among the running requests
-    next_a = float(a_sorted[0])
-    comp_ids: list[NDArray[np.int64]] = []
-    flag = np.zeros(n, dtype=bool)
-    first_batch = getattr(step_time, "first_batch", None)
-    comp_start: list[NDArray[np.int64]] = []
-
-    while True:
-        t = st.t
-        # 1. completions at t
-        if t == next_end:  # (the running set has not changed since next_end was computed)
-            fin = st.run_end == t
-            ids = st.running[fin]
-            comp_ids.append(ids)
-            comp_start.append(st.start[ids])
-            st.C -= int((s[ids] - st.start[ids]).sum())
-            st.done[ids] = True
-            st.start[ids] = -1
-            keep = ~fin
-            st.running = st.running[keep]
-            st.run_end = st.run_end[keep]
-            st.n_done += ids.shape[0]
-            st.completions += ids.shape[0]
-            policy.on_complete(st, ids)
-            if bar is not None:
-                bar.update(ids.shape[0])
-        if st.n_done == n:
-            break
-        # 2. arrivals visible at t
-        if ptr < n and next_a <= (t if slotted else st.now + _TIME_EPS):
-            if slotted:
-                j = int(np.searchsorted(a_sorted, t, side="right"))
-            else:
-                j = int(np.searchsorted(a_sorted, st.now + _TIME_EPS, side="right"))
-            ids = order[ptr:j]
-            ptr = j
-            st.arrived = j
-            next_a = float(a_sorted[ptr]) if ptr < n else np.inf
-            st.is_waiting[ids] = True
-            policy.on_arrival(st, ids)
-        # 3. decide
-        decisions += 1
-        if decisions > budget:
-            raise SimulationError(f"policy {source!r} exceeded {budget} decision points "
-                                  f"({st.n_done}/{n} done); livelock?")
-        dec = policy.decide(st)
-        if dec.evict is not None and len(dec.evict):
-            ev = np.asarray(dec.evict, dtype=np.int64)
-            flag[ev] = True
-            pos = flag[st.running]
-            flag[ev] = False
-            if int(pos.sum()) != ev.shape[0]:
-                raise PolicyError(f"{source}: evicting requests that are not running")
-            ev_start = st.start[ev]
-            ln = t - ev_start
-            rec.add(ev, ev_start, ln, False)
-            st.C -= int((s[ev] - ev_start).sum())
-            st.start[ev] = -1
-            st.is_waiting[ev] = True
-            keep = ~pos
-            st.running = st.running[keep]
-            st.run_end = st.run_end[keep]
-            evictions += ev.shape[0]
-        adm = _EMPTY
-        if dec.admit is not None and len(dec.admit):
-            adm = np.asarray(dec.admit, dtype=np.int64)
-            if not st.is_waiting[adm].all():
-                bad = adm[~st.is_waiting[adm]][0]
-                raise PolicyError(f"{source}: request {bad} admitted but not waiting")
-            st.is_waiting[adm] = False
-            st.start[adm] = t
-            st.running = np.concatenate([st.running, adm])
-            st.run_end = np.concatenate([st.run_end, t + o[adm]])
-            st.C += int(s[adm].sum()) - t * adm.shape[0]
-        stalls += dec.stall
-        extra = 0.0
-        if dec.predictions:
-            pred_batches += 1
-            pred_items += int(dec.predictions)
-            if prediction_cost is not None:
-                extra = float(prediction_cost.seconds(int(dec.predictions)))
-                pred_time += extra
-        cnt = int(st.running.shape[0])
-        nxt = st.C + cnt * (t + 1)
-        if nxt > M:
-            raise PolicyError(f"{source}: memory {nxt} > M = {M} at slot {t + 1}")
-        if cnt > st.B:
-            raise PolicyError(f"{source}: {cnt} requests running > max_batch = {st.B} "
-                              f"at slot {t + 1}")
-        # 4. next decision point
-        cands = []
-        if cnt:
-            next_end = int(st.run_end.min())
-            cands.append(next_end)
-            # first tau > t with C + cnt*tau > M; decide one slot before it
-            cands.append((M - st.C) // cnt)
-        else:
-            next_end = -1
-        if dec.wake is not None:
-            cands.append(max(int(dec.wake), t + 1))
-        next_arr: float | None = next_a if ptr < n else None
-        if slotted and next_arr is not None and dec.arrivals_matter:
-            if dec.arrival_filter is None or not cands:
-                cands.append(int(next_arr))
-            else:  # first relevant arrival before the other events
-                j_end = int(np.searchsorted(a_sorted, min(cands), side="right"))
-                if j_end > ptr:
-                    rel = dec.arrival_filter(order[ptr:j_end])
-                    if rel.any():
-                        cands.append(int(a_sorted[ptr + int(np.argmax(rel))]))
-        if not cands:
-            if next_arr is None:
-                raise SimulationError(f"policy {source!r} stalled with {int(st.is_waiting.sum())} "
-                                      f"waiting requests and nothing running")
-            # idle until the next arrival
-            if slotted:
-                cands.append(int(next_arr))
-            else:
-                st.t = t + 1
-                st.now = max(st.now, next_arr)
-                times.append(np.array([st.now]))
-                continue
-        t_ev = max(min(cands), t + 1)
-        L = t_ev - t
-        # batch statistics of slots t+1 .. t_ev (composition constant after slot t+1)
-        if unit and not dec.stall and not extra:
-            dur = None
-        elif unit:
-            dur = np.ones(L, dtype=np.float64)
-        else:
-            n_new = adm.shape[0]
-            if n_new:
-                sa = s[adm]
-                P = int(sa.sum())
-                Psq = float(np.dot(sa, sa))
-            else:
-                P, Psq = 0, 0.0
-            # slot t+1: prefill of the newly started, one decode for the others, which read
-            # sum_old (s + t - start) KV tokens; slots t+1+j (j >= 1): cnt decodes reading
-            # sum_running (s + t + j - start) = C + cnt (t + j)
-            d_old = cnt - n_new
-            if first_batch is not None:
-                first = np.array([first_batch(P, d_old, st.C + cnt * t - P, Psq)])
-            else:
-                first = step_time.durations(np.array([P + d_old]), np.array([d_old]),
-                                            np.array([st.C + cnt * t - P]), np.array([P]),
-                                            np.array([Psq]))
-            if L > 1:
-                kv0 = st.C + cnt * (t + 1)
-                if fast_run is not None:
-                    rest = fast_run(cnt, kv0, L - 1)
-                else:
-                    kv = kv0 + cnt * _arange(L - 1)
-                    rest = step_time.durations(np.full(L - 1, cnt), np.full(L - 1, cnt), kv,
-                                               np.zeros(L - 1, dtype=np.int64),
-                                               np.zeros(L - 1))
-                dur = np.concatenate([first, rest])
-            else:
-                dur = np.asarray(first, dtype=np.float64).reshape(1)
-        if dur is None:
-            tt = st.now + (_arange(L) + 1).astype(np.float64)
-        else:
-            if dec.stall:
-                dur[0] *= 1 + dec.stall
-            if extra:
-                dur[0] += extra
-            tt = st.now + np.cumsum(dur)
-        if not slotted and next_arr is not None and dec.arrivals_matter:
-            x = next_arr
-            if dec.arrival_filter is not None and x <= tt[-1] + _TIME_EPS:
-                j_end = int(np.searchsorted(a_sorted, tt[-1] + _TIME_EPS, side="right"))
-                rel = dec.arrival_filter(order[ptr:j_end])
-                x = float(a_sorted[ptr + int(np.argmax(rel))]) if rel.any() else np.inf
-            k = int(np.searchsorted(tt, x - _TIME_EPS, side="left"))
-            if k < L:
-                L = k + 1
-                tt = tt[:L]
-                t_ev = t + L
-        times.append(tt)
-        st.t = t_ev
-        st.now = float(tt[-1])
-    if bar is not None:
-        bar.close()
-    if comp_ids:
-        ci = np.concatenate(comp_ids)
-        rec.add(ci, np.concatenate(comp_start), o[ci], True)
-    req, rs, rl, rc = rec.arrays()
-    all_times = np.concatenate(times)
-    keep_times = not (slotted and unit and stalls == 0 and pred_time == 0)
-    sched = Schedule(
-        run_request=req, run_start=rs, run_length=rl, run_completed=rc.astype(bool),
-        instance_sha256=instance.sha256(), source=source,
-        times=all_times if keep_times else None, meta=dict(meta or {}),
-    )
-    return EngineResult(sched, decisions, _time.perf_counter() - t_wall,
-                        {"decisions": decisions, "evictions": evictions, "stalls": stalls,
-                         "slots": int(all_times.shape[0] - 1), "prediction_batches": pred_batches,
-                         "predictions": pred_items, "prediction_seconds": pred_time})
+    return _Engine(instance, policy, step_time, rng, progress=progress,
+                   max_decisions=max_decisions, source=source, meta=meta, max_batch=max_batch,
+                   prediction_cost=prediction_cost, config=config).run()

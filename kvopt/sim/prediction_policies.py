@@ -3,9 +3,11 @@
 Both families admit under the same memory convention as the vLLM-like policies of
 :mod:`kvopt.sim.policies`: a request started at decision point ``t`` needs ``s_i + 1`` tokens
 at slot ``t + 1``, a running one ``s_i + (t + 1 - start_i)``; the total must stay ``<= M``.
-Evicted requests lose their progress (recompute preemption, the one timing convention of
-kvopt). Keeping the KV of a preempted request (swap) is not offered: the shared
-:class:`kvopt.Schedule` has no paused state, so the validator could not check it.
+What an evicted request keeps is the engine's preemption mode (``simulate(...,
+preemption=...)``, default ``"restart"``): with ``"restart"`` it loses its progress; with
+``"recompute"`` or ``"swap"`` it keeps its generated tokens and, started again, needs
+``s_i + kept_i + 1`` tokens (``SimState.kept``), and ``t - start_i`` counts every token it
+generated.
 
 :class:`RankPolicy` (TRAIL family)
     All requests, running and waiting, are ranked by *predicted remaining length* (lower
@@ -82,6 +84,7 @@ from kvopt.sim.policies import (
     declare_policy_options,
     register_policy,
 )
+from kvopt.sim.policies.registry import ALL_MODES
 from kvopt.sim.predicted_lengths import Predictions
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -157,6 +160,8 @@ class RankPolicy(Policy):
 
     def decide(self, st: SimState) -> Decision:
         t, s, M = st.t, st.s, st.M
+        kept = st.kept
+        back: dict[int, int] = {}  # requests evicted here for overflow: what they keep
         B = int(getattr(st, "B", st.n))
         run = st.running
         queue = self.queue
@@ -188,6 +193,7 @@ class RankPolicy(Policy):
                 over = run[order[k:]]
                 self.stats["overflow_evictions"] += int(over.size)
                 evict.extend(over.tolist())
+                back = st.kept_if_evicted(over)
                 queue.push(over, self.key[over])
                 keep = np.zeros(run.shape[0], dtype=bool)
                 keep[order[:k]] = True
@@ -218,7 +224,7 @@ class RankPolicy(Policy):
                     j += 1
                     continue
                 w = queue.peek()
-                need = int(s[w]) + 1
+                need = int(s[w] + (back[w] if w in back else kept[w])) + 1
                 if used + need <= M and count < B:
                     queue.pop()
                     admit.append(w)
@@ -229,7 +235,7 @@ class RankPolicy(Policy):
         else:
             while len(queue):
                 w = queue.peek()
-                need = int(s[w]) + 1
+                need = int(s[w] + (back[w] if w in back else kept[w])) + 1
                 if used + need > M or len(admit) >= B:
                     break
                 queue.pop()
@@ -239,7 +245,7 @@ class RankPolicy(Policy):
             ev_ids = np.asarray(preempted, dtype=np.int64)
             queue.push(ev_ids, self.key[ev_ids])
             evict.extend(preempted)
-        if evict:
+        if evict and st.mode == "restart":  # (recompute / swap keep the tokens: t - start)
             ev_all = np.asarray(evict, dtype=np.int64)
             self.attained[ev_all] += t - st.start[ev_all]
         adm = np.asarray(admit, dtype=np.int64)
@@ -470,11 +476,11 @@ def _tie(inst: Instance, pr: Predictions, *, sigma: float = 0.5, max_tokens: Any
     return TiePolicy("tie", mu, sg, max_tokens=xm, **kw)
 
 
-register_policy("trail", _trail, PolicyInfo())
-register_policy("sprpt", _sprpt, PolicyInfo())
-register_policy("srpt", _srpt, PolicyInfo(offline=True))
-register_policy("spjf", _spjf, PolicyInfo())
-register_policy("ssjf", _ssjf, PolicyInfo())
-register_policy("tie", _tie, PolicyInfo())
+register_policy("trail", _trail, PolicyInfo(modes=ALL_MODES))
+register_policy("sprpt", _sprpt, PolicyInfo(modes=ALL_MODES))
+register_policy("srpt", _srpt, PolicyInfo(offline=True, modes=ALL_MODES))
+register_policy("spjf", _spjf, PolicyInfo(modes=ALL_MODES))
+register_policy("ssjf", _ssjf, PolicyInfo(modes=ALL_MODES))
+register_policy("tie", _tie, PolicyInfo(modes=ALL_MODES))
 declare_policy_options("ssjf", KeyGreedyPolicy)      # what their **options reach (CLI checks)
 declare_policy_options("tie", TiePolicy, fixed=("max_tokens",))

@@ -90,12 +90,14 @@ def random_rank(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
     return rank
 
 
-def _clear_signature(st: SimState, ids: NDArray[np.int64]) -> tuple[int, int, int]:
-    """State fingerprint of a clearing: completions so far, requests arrived so far and the
-    cleared set. Two equal consecutive fingerprints mean a deterministic policy re-admitted
-    the same work from the same state and will overflow again: a livelock."""
+def _clear_signature(st: SimState, ids: NDArray[np.int64]) -> tuple[int, int, int, int]:
+    """State fingerprint of a clearing: completions so far, requests arrived so far, the
+    cleared set and (when evicted requests keep their tokens) the tokens they generated. Two
+    equal consecutive fingerprints mean a deterministic policy re-admitted the same work from
+    the same state and will overflow again: a livelock."""
     srt = np.sort(ids)
-    return (st.completions, int(st.arrived), hash(srt.tobytes()))
+    kept = 0 if st.mode == "restart" else int((st.t - st.start[ids]).sum())
+    return (st.completions, int(st.arrived), hash(srt.tobytes()), kept)
 
 
 class Policy:
@@ -140,6 +142,9 @@ class ReplayPolicy(Policy):
         self.name = name
         self.sched = schedule
         self.options = {"source": schedule.source}
+        # replayed in the schedule's own preemption mode and blocks (mixed batching)
+        self.preemption = schedule.preemption
+        self.serving = {"block_size": schedule.block_size}
 
     def reset(self, st: SimState) -> None:
         sc = self.sched

@@ -137,7 +137,7 @@ class FutureMemoryPolicy(Policy):
         self.pstart = np.full(n, -1, dtype=np.int64)
         self.H = int(self.q.max())
         self.profile = FutureProfile(4 * self.H + 64)
-        self.last_clear: tuple[int, int, int] | None = None
+        self.last_clear: tuple[int, int, int, int] | None = None
         self.stats = {"clearings": 0, "promotions": 0}
         self.pend_min = 0
 

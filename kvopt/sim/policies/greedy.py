@@ -86,7 +86,7 @@ class GreedyPolicy(Policy):
         else:
             self.key = st.o.copy() if self.order == "length" else np.zeros(st.n, dtype=np.int64)
         self.threshold = int(np.floor((1.0 - self.alpha) * st.M + 1e-9))
-        self.last_clear: tuple[int, int, int] | None = None
+        self.last_clear: tuple[int, int, int, int] | None = None
         self.stats = {"clearings": 0, "preemptions": 0, "passes": 0}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
@@ -139,9 +139,11 @@ class GreedyPolicy(Policy):
         queue = self.queue
         thr = self.threshold
         room = st.B - run.shape[0] + ev.shape[0]  # batch-size limit
+        kept = st.kept  # tokens a resumed request brings back (recompute / swap)
+        back = st.kept_if_evicted(ev)
         while len(queue) and len(admitted) < room:
             i = queue.peek()
-            need = int(s[i]) + 1
+            need = int(s[i] + (back[i] if i in back else kept[i])) + 1
             if used + need > thr and (admitted or used > 0):
                 break  # (a request above the threshold still starts on an empty system)
             queue.pop()

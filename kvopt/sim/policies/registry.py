@@ -245,12 +245,23 @@ class PolicyInfo:
         Predictions it cannot run without: ``"interval-upper"`` (``pred_upper``), or ``None``.
     offline
         Uses hindsight knowledge of the true lengths (a benchmark, not an online policy).
+    modes
+        Preemption modes it supports (:mod:`kvopt.core.schedule`); the first is its default.
+        Every policy defaults to ``"restart"`` (the seed convention of the papers it comes
+        from) except ``vllm`` (``"recompute"``, vLLM's default). The future-memory family
+        (MC-SF, Amax, Amin, ...) and GMAX are restart-only: their admission checks and
+        goodput estimates model a run from its prompt.
     """
 
     randomized: bool = False
     may_livelock: bool = False
     needs: str | None = None
     offline: bool = False
+    modes: tuple[str, ...] = ("restart",)
+
+
+#: Every preemption mode, the seed convention first.
+ALL_MODES = ("restart", "recompute", "swap")
 
 
 #: Metadata of the registered policies (a name missing here has the defaults).
@@ -260,9 +271,12 @@ POLICY_INFO: dict[str, PolicyInfo] = {
     "amax": PolicyInfo(randomized=True, needs="interval-upper"),
     "amin": PolicyInfo(randomized=True),
     "amin-multi": PolicyInfo(randomized=True),
-    "alpha-protection": PolicyInfo(may_livelock=True),
-    "alpha-beta-clearing": PolicyInfo(randomized=True, may_livelock=True),
-    "replay": PolicyInfo(offline=True),
+    "fcfs": PolicyInfo(modes=ALL_MODES),
+    "sjf": PolicyInfo(modes=ALL_MODES),
+    "edf": PolicyInfo(modes=ALL_MODES),
+    "alpha-protection": PolicyInfo(may_livelock=True, modes=ALL_MODES),
+    "alpha-beta-clearing": PolicyInfo(randomized=True, may_livelock=True, modes=ALL_MODES),
+    "replay": PolicyInfo(offline=True, modes=ALL_MODES),
 }
 
 
@@ -274,7 +288,8 @@ def policy_info(name: str) -> PolicyInfo:
     >>> policy_info("amax").randomized, policy_info("alpha-protection").may_livelock
     (True, True)
     >>> policy_info("mcsf")
-    PolicyInfo(randomized=False, may_livelock=False, needs=None, offline=False)
+    PolicyInfo(randomized=False, may_livelock=False, needs=None, offline=False, \
+modes=('restart',))
     """
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; choose from {sorted(POLICIES)}")

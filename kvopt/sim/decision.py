@@ -1,0 +1,118 @@
+"""What policies and the engine exchange: :class:`Decision`, the :class:`WaitQueue` heap
+policies keep their waiting requests in, and the simulation errors. Re-exported by
+:mod:`kvopt.sim.engine` (with the policy protocol)."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.errors import KvoptError
+
+
+class SimulationError(KvoptError, RuntimeError):
+    """The simulation cannot proceed (policy stalled, step budget exhausted, ...)."""
+
+
+class PolicyError(SimulationError):
+    """A policy's decision would exceed the memory ``M`` or is otherwise invalid."""
+
+
+class LivelockError(SimulationError):
+    """A clearing policy evicts the same work forever (no completion between clearings)."""
+
+
+@dataclass
+class Decision:
+    """What a policy does at one decision point.
+
+    Attributes
+    ----------
+    evict
+        Running request ids to evict (applied first; they restart from scratch).
+    admit
+        Waiting request ids to start now (after the evictions).
+    wake
+        Earliest later decision point at which the policy wants to be asked again even if
+        no event (arrival, completion, imminent overflow) happens; ``None`` = only on events.
+    stall
+        Extra iterations of wall time charged to the next batch (beta-clearing passes).
+    arrivals_matter
+        If False the engine need not stop at arrivals until the next other event (the
+        policy knows that no newcomer can be admitted before then).
+    arrival_filter
+        Optional ``f(ids) -> bool mask``: only arrivals with a True mask can change the
+        decision before the next other event (e.g. MC-SF: only requests that would sort
+        before the blocked head of the queue). Others are delivered at the next event.
+    predictions
+        Number of length predictions the policy made at this decision point (one batch);
+        with ``run_engine(prediction_cost=...)`` their latency is added to the next batch.
+    """
+
+    evict: NDArray[np.int64] | None = None
+    admit: NDArray[np.int64] | None = None
+    wake: int | None = None
+    stall: int = 0
+    arrivals_matter: bool = True
+    arrival_filter: Any = None
+    predictions: int = 0
+
+
+class WaitQueue:
+    """Priority queue of waiting request ids (a heap of Python ints, no per-request objects).
+
+    Priority of request ``i`` is ``key * n + rank[i]`` where ``rank`` is a permutation
+    (tie-break order, e.g. by ``(arrival, id)``), so the head is the smallest ``key`` with
+    ties by rank and the id is recovered as ``inv[prio % n]``.
+
+    Examples
+    --------
+    >>> q = WaitQueue(rank=np.array([0, 1, 2]))
+    >>> q.push(np.array([2, 0, 1]), np.array([5, 7, 5]))
+    >>> [q.pop() for _ in range(3)]
+    [1, 2, 0]
+    """
+
+    def __init__(self, rank: NDArray[np.int64]) -> None:
+        self.n = int(rank.shape[0])
+        self.rank = np.asarray(rank, dtype=np.int64)
+        self.inv = np.empty(self.n, dtype=np.int64)
+        self.inv[self.rank] = np.arange(self.n)
+        self.heap: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def push(self, ids: NDArray[np.int64], keys: NDArray[np.int64]) -> None:
+        """Add ``ids`` with integer ``keys``."""
+        prios = (np.asarray(keys, dtype=np.int64) * self.n + self.rank[ids]).tolist()
+        if len(prios) > 8 and len(prios) > len(self.heap):
+            self.heap.extend(prios)
+            heapq.heapify(self.heap)
+        else:
+            for p in prios:
+                heapq.heappush(self.heap, p)
+
+    def push_one(self, i: int, key: int) -> None:
+        """Add one id."""
+        heapq.heappush(self.heap, key * self.n + int(self.rank[i]))
+
+    def peek(self) -> int:
+        """Id of the head (queue must be non-empty)."""
+        return int(self.inv[self.heap[0] % self.n])
+
+    def peek_key(self) -> int:
+        """Key of the head."""
+        return self.heap[0] // self.n
+
+    def pop(self) -> int:
+        """Remove and return the head id."""
+        return int(self.inv[heapq.heappop(self.heap) % self.n])
+
+    def ids(self) -> NDArray[np.int64]:
+        """All queued ids in priority order (O(q log q); diagnostics only)."""
+        return self.inv[np.array(sorted(self.heap), dtype=np.int64) % self.n]
