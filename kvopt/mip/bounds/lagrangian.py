@@ -45,6 +45,8 @@ def lagrangian_reduced_costs(data: MILPData, mu: NDArray[np.float64]
 
     Examples
     --------
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
     >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     >>> d = build_milp(inst, "tight")
     >>> L, delta = lagrangian_reduced_costs(d, np.zeros(d.n_rows))
@@ -91,6 +93,7 @@ def lagrangian_value(data: MILPData, mu: NDArray[np.float64],
 
     Examples
     --------
+    >>> from kvopt.core.instance import Instance
     >>> from kvopt.mip.model.builder import build_milp
     >>> d = build_milp(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]),
     ...                "tight")
@@ -120,6 +123,7 @@ def subgradient(data: MILPData, *, upper: float, deadline: Deadline,
 
     Examples
     --------
+    >>> from kvopt.core.instance import Instance
     >>> from kvopt.mip.model.builder import build_milp
     >>> d = build_milp(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]),
     ...                "tight")
