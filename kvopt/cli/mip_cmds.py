@@ -128,7 +128,7 @@ def run_solve(args: argparse.Namespace) -> int:
                         deadline=Deadline(args.time_limit, t0=getattr(
                             args, "started_at", time.monotonic())),
                         warm_start=not args.no_warm_start, verbose=args.verbose,
-                        objective=args.objective, memory_budget=budget,
+                        objective=args.objective, ram=budget,
                         progress=not args.json and args.time_limit is not None
                         and args.time_limit > 5)
     except MemoryBudgetError as exc:  # the same refusal, in CLI words
@@ -227,7 +227,7 @@ def run_bound(args: argparse.Namespace) -> int:
 
     try:
         doc = bound_report(inst, lp=args.lp, iterations=args.iterations,
-                           solve_time=args.solve, memory_budget=budget,
+                           solve_time=args.solve, ram=budget,
                            improve_time=args.improve, seed=args.seed,
                            intervals_time=args.intervals,
                            progress=not args.json and not args.no_progress)

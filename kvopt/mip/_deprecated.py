@@ -57,3 +57,28 @@ def alias_module(old: str) -> Callable[[str], Any]:
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def renamed_argument(new: Any, old: Any, old_name: str, new_name: str) -> Any:
+    """The value of a keyword argument renamed by issue 20: ``new``, or the deprecated
+    ``old`` (with a :class:`DeprecationWarning`) when only that one is given.
+
+    Raises
+    ------
+    UsageError
+        Both are given.
+
+    Examples
+    --------
+    >>> renamed_argument("4G", None, "memory_budget", "ram")
+    '4G'
+    """
+    if old is None:
+        return new
+    from kvopt.core.errors import UsageError
+
+    if new is not None:
+        raise UsageError(old_name, f"is the deprecated name of {new_name}; give only {new_name}")
+    warnings.warn(f"the argument {old_name}= is deprecated and will be removed in the next "
+                  f"release; use {new_name}=", DeprecationWarning, stacklevel=3)
+    return old

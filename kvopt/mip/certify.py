@@ -12,12 +12,17 @@ from typing import Any
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 
+#: ``lp="auto"``: the exact LP up to this ``n * T`` (and within the RAM budget) ...
+AUTO_EXACT_MAX_SIZE = 200_000
+#: ... the Lagrangian bound up to this one, none above.
+AUTO_LAGRANGIAN_MAX_SIZE = 20_000_000
+
 
 def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                  solve_time: float | None = None, improve_time: float | None = None,
-                 seed: int = 0, progress: bool = False,
-                 memory_budget: str | int | float | None = None,
-                 intervals_time: float | None = None) -> dict[str, Any]:
+                 seed: int = 0, progress: bool = False, ram: str | int | float | None = None,
+                 intervals_time: float | None = None,
+                 memory_budget: str | int | float | None = None) -> dict[str, Any]:
     """All lower bounds of a slotted instance and the best known schedule's gap.
 
     ``solve_time`` runs :func:`kvopt.mip.solving.solve` and ``improve_time`` the primal search
@@ -26,18 +31,19 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     ``intervals_time`` also computes :func:`kvopt.mip.bounds.intervals.interval_bound` (the
     ``tight+cores`` LP plus lag-interval rows, windows from the best schedule) with that
     time limit; stopped early it is still valid (``doc["interval_status"]`` says which). A
-    model above the memory budget is reported in ``doc["skipped"]``.
+    model above the RAM budget is reported in ``doc["skipped"]``.
 
     With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
     its elapsed time (:mod:`kvopt.core.progress`).
 
     ``lp="exact"`` solves the LP relaxation of ``tight+cores`` with HiGHS; its size is
-    estimated first (:func:`kvopt.mip.model.sizing.estimate`) and a model above the memory budget
-    (``memory_budget``, default :func:`kvopt.core.limits.memory_budget`) is refused with a
+    checked first (:func:`kvopt.mip.model.sizing.check_memory`) and a model above the RAM
+    budget (``ram``, default :func:`kvopt.core.limits.resolve_memory_budget`;
+    ``memory_budget`` is its deprecated name) is refused with a
     :class:`~kvopt.core.errors.MemoryBudgetError` naming ``lp`` that suggests the Lagrangian
-    bound. ``lp="auto"`` takes the exact LP when ``n * T <= 2e5`` and it fits the budget,
-    else the Lagrangian bound up to ``n * T = 2e7``; ``doc["skipped"]`` says which bounds
-    were not computed and why.
+    bound. ``lp="auto"`` takes the exact LP when ``n * T <=`` :data:`AUTO_EXACT_MAX_SIZE` and
+    it fits the budget, else the Lagrangian bound up to :data:`AUTO_LAGRANGIAN_MAX_SIZE`;
+    ``doc["skipped"]`` says which bounds were not computed and why.
 
     Examples
     --------
@@ -46,20 +52,59 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     >>> doc["best_bound"], doc["best_schedule"]["objective"], doc["gap"]
     (12.0, 12.0, 0.0)
     """
-    from kvopt.core.mcsf import mcsf_schedule
-    from kvopt.core.progress import Heartbeat, note
-    from kvopt.core.validate import check_schedule
+    from kvopt.core.limits import resolve_memory_budget
+    from kvopt.core.progress import note
+    from kvopt.mip._deprecated import renamed_argument
     from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
-    from kvopt.mip.bounds.relaxations import lagrangian_bound
 
+    if lp not in ("auto", "exact", "lagrangian", "none"):
+        raise UsageError("lp", f"must be auto, exact, lagrangian or none, got {lp!r}")
+    if intervals_time is not None and not intervals_time > 0:
+        raise UsageError("intervals_time", f"must be > 0 seconds, got {intervals_time!r}")
+    budget = resolve_memory_budget(renamed_argument(ram, memory_budget, "memory_budget", "ram"),
+                                   "ram")
     t0 = time.perf_counter()
     note(f"bound: combinatorial bounds and MC-SF (n = {inst.n})", enabled=progress)
     bounds: dict[str, float | None] = {
         "trivial": trivial_bound(inst), "volume": volume_bound(inst),
         "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
     timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
-    sched = mcsf_schedule(inst)
-    rep = check_schedule(inst, sched)
+    best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds)
+    skipped: dict[str, str] = {}
+    mode = _lp_mode(inst, lp, budget, skipped)
+    t1 = time.perf_counter()
+    mode = _lp_phase(inst, mode, iterations, budget, best["objective"], bounds, skipped,
+                     progress)
+    timing["lp"] = time.perf_counter() - t1
+    status_iv = None
+    if intervals_time is not None:
+        t2 = time.perf_counter()
+        status_iv = _interval_phase(inst, intervals_time, budget, best["objective"], bounds,
+                                    skipped, progress)
+        timing["intervals"] = time.perf_counter() - t2
+    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
+    best_name = max(valid, key=valid.__getitem__)
+    best_bound = math.ceil(valid[best_name] - 1e-9)
+    obj = best["objective"]
+    gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
+    return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
+            "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
+            "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
+            "lp_mode": mode, "interval_status": status_iv, "skipped": skipped,
+            "memory_budget_bytes": budget,
+            "seconds": timing}
+
+
+def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,
+                   seed: int, progress: bool, bounds: dict[str, float | None]
+                   ) -> dict[str, Any]:
+    """MC-SF, or better: the schedules of ``solve`` and ``improve`` when asked (``solve``'s
+    bound joins ``bounds``)."""
+    from kvopt.core.mcsf import mcsf_schedule
+    from kvopt.core.progress import note
+    from kvopt.core.validate import check_schedule
+
+    rep = check_schedule(inst, mcsf_schedule(inst))
     best: dict[str, Any] = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
     if solve_time is not None:
         from kvopt.mip.solving import solve
@@ -78,83 +123,76 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         if imp.objective is not None and imp.objective < (best["objective"] or math.inf):
             best = {"source": f"improve(seed={seed})", "objective": imp.objective,
                     "valid": imp.report is not None and imp.report.ok}
-    from kvopt.core.errors import MemoryBudgetError
-    from kvopt.core.limits import format_bytes
-    from kvopt.core.limits import resolve_memory_budget as resolve_budget
-    from kvopt.mip.model.sizing import estimate
+    return best
 
-    if lp not in ("auto", "exact", "lagrangian", "none"):
-        raise UsageError("lp", f"must be auto, exact, lagrangian or none, got {lp!r}")
-    budget = resolve_budget(memory_budget, "memory_budget")
-    skipped: dict[str, str] = {}
+
+def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str]) -> str:
+    """Which LP bound ``lp`` means on ``inst``: ``"exact"``, ``"lagrangian"`` or ``"none"``
+    (the reasons for what is not computed go to ``skipped``)."""
+    from kvopt.mip.model.sizing import memory_refusal
+
     size = inst.n * inst.horizon
-    mode = lp
     if lp in ("auto", "exact"):
-        est = estimate(inst, "tight+cores", "lp")  # as lp_bound builds it (no incumbent)
-        if est.bytes > budget:
-            reason = (f"the exact LP ({est.describe()}) exceeds the memory budget of "
-                      f"{format_bytes(budget)} (memory_budget / --memory-budget / "
-                      "KVOPT_MEMORY_BUDGET)")
+        _, refused = memory_refusal(inst, "tight+cores", "lp", budget, flag="lp",
+                                    what="the exact LP", hint="use the Lagrangian bound "
+                                    "(--lp lagrangian), which needs O(n T) memory")
+        if refused is not None:
             if lp == "exact":
-                raise MemoryBudgetError("lp", f"{reason}; use the Lagrangian bound (--lp "
-                                        "lagrangian), which needs O(n T) memory",
-                                        estimate=est, budget=budget)
-            skipped["lp"] = reason
+                raise refused
+            skipped["lp"] = refused.reason
     if lp == "auto":
-        if size <= 200_000 and "lp" not in skipped:
-            mode = "exact"
-        elif size <= 20_000_000:
-            mode = "lagrangian"
-            skipped.setdefault("lp", f"n * T = {size} above 200000 (auto uses the "
-                               "Lagrangian bound instead; --lp exact forces it)")
-        else:
-            mode = "none"
-            skipped.setdefault("lp", f"n * T = {size} above 200000")
-            skipped["lagrangian"] = f"n * T = {size} above 2e7 (--lp lagrangian forces it)"
-    elif lp == "none":
+        if size <= AUTO_EXACT_MAX_SIZE and "lp" not in skipped:
+            return "exact"
+        if size <= AUTO_LAGRANGIAN_MAX_SIZE:
+            skipped.setdefault("lp", f"n * T = {size} above {AUTO_EXACT_MAX_SIZE} (auto uses "
+                               "the Lagrangian bound instead; --lp exact forces it)")
+            return "lagrangian"
+        skipped.setdefault("lp", f"n * T = {size} above {AUTO_EXACT_MAX_SIZE}")
+        skipped["lagrangian"] = (f"n * T = {size} above {AUTO_LAGRANGIAN_MAX_SIZE} "
+                                 "(--lp lagrangian forces it)")
+        return "none"
+    if lp == "none":
         skipped["lp"] = skipped["lagrangian"] = "--lp none"
-    t1 = time.perf_counter()
+    return lp
+
+
+def _lp_phase(inst: Instance, mode: str, iterations: int, budget: int, upper: float | None,
+              bounds: dict[str, float | None], skipped: dict[str, str],
+              progress: bool) -> str:
+    """The exact LP or the Lagrangian bound (the latter also when the LP is not solved);
+    returns the mode that ran."""
+    from kvopt.core.progress import Heartbeat, note
+    from kvopt.mip.bounds.relaxations import LPNotSolvedError, lagrangian_bound, lp_bound
+
     if mode != "none":
         note(f"bound: {'LP relaxation (tight+cores)' if mode == 'exact' else 'Lagrangian'} "
-             f"bound, n*T = {size}", enabled=progress)
+             f"bound, n*T = {inst.n * inst.horizon}", enabled=progress)
     with Heartbeat(f"bound: {mode}", enabled=progress and mode != "none"):
         if mode == "exact":
-            from kvopt.mip.bounds.relaxations import LPNotSolvedError, lp_bound
-
             try:
-                bounds["lp"] = lp_bound(inst, "tight+cores", memory_budget=budget)
+                bounds["lp"] = lp_bound(inst, "tight+cores", ram=budget)
             except LPNotSolvedError as exc:  # no bound, said so; the Lagrangian one instead
                 skipped["lp"] = str(exc)
                 mode = "lagrangian"
         if mode == "lagrangian":
-            ub = best["objective"]
-            bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=ub)[0]
-    timing["lp"] = time.perf_counter() - t1
-    status_iv = None
-    if intervals_time is not None:
-        from kvopt.mip.bounds.intervals import interval_bound
+            bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=upper)[0]
+    return mode
 
-        if not intervals_time > 0:
-            raise UsageError("intervals_time", f"must be > 0 seconds, got {intervals_time!r}")
-        note(f"bound: lag-interval LP, time limit {intervals_time:g} s", enabled=progress)
-        t2 = time.perf_counter()
-        with Heartbeat("bound: intervals", enabled=progress):
-            try:
-                iv = interval_bound(inst, time_limit=intervals_time, upper=best["objective"],
-                                    memory_budget=budget)
-                bounds["intervals"] = iv.bound
-                status_iv = iv.status
-            except MemoryBudgetError as exc:
-                skipped["intervals"] = exc.reason
-        timing["intervals"] = time.perf_counter() - t2
-    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
-    best_name = max(valid, key=valid.__getitem__)
-    best_bound = math.ceil(valid[best_name] - 1e-9)
-    obj = best["objective"]
-    gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
-    return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
-            "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
-            "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
-            "lp_mode": mode, "interval_status": status_iv, "skipped": skipped,
-            "memory_budget_bytes": budget,
-            "seconds": timing}
+
+def _interval_phase(inst: Instance, seconds: float, budget: int, upper: float | None,
+                    bounds: dict[str, float | None], skipped: dict[str, str],
+                    progress: bool) -> str | None:
+    """The lag-interval LP bound within ``seconds`` (skipped above the RAM budget)."""
+    from kvopt.core.errors import MemoryBudgetError
+    from kvopt.core.progress import Heartbeat, note
+    from kvopt.mip.bounds.intervals import interval_bound
+
+    note(f"bound: lag-interval LP, time limit {seconds:g} s", enabled=progress)
+    with Heartbeat("bound: intervals", enabled=progress):
+        try:
+            iv = interval_bound(inst, time_limit=seconds, upper=upper, ram=budget)
+        except MemoryBudgetError as exc:
+            skipped["intervals"] = exc.reason
+            return None
+    bounds["intervals"] = iv.bound
+    return iv.status

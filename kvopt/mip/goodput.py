@@ -27,7 +27,6 @@ Examples
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -36,6 +35,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import InvalidInstanceError, UsageError
 from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import COMPOUND, absolute_deadline, group_arrival, start_goodput
 from kvopt.core.validate import FeasibilityReport, check_schedule
@@ -156,8 +156,8 @@ def build_goodput_milp(instance: Instance,
         x0=x0, objective_is_integer=bool(np.all(c == np.round(c))), meta=meta)
 
 
-def serial_deadline_starts(instance: Instance) -> NDArray[np.int64]:
-    """A feasible warm start: one request at a time in order of absolute deadline (EDF),
+def serial_edf_starts(instance: Instance) -> NDArray[np.int64]:
+    """A feasible warm start: one request at a time in order of absolute SLO due time (EDF),
     each as early as possible (feasible for any ``M`` and ``B >= 1`` since ``s + o <= M``).
 
     Examples
@@ -165,7 +165,7 @@ def serial_deadline_starts(instance: Instance) -> NDArray[np.int64]:
     >>> from kvopt import Instance
     >>> inst = Instance(memory=9, arrival=[0, 0], prompt=[0, 0], output=[2, 3],
     ...                 slo_kind=["deadline"] * 2, deadline=[9, 3])
-    >>> serial_deadline_starts(inst).tolist()
+    >>> serial_edf_starts(inst).tolist()
     [3, 0]
     """
     a = instance.arrival.astype(np.int64)
@@ -200,7 +200,8 @@ def solve_goodput(
     threads: int = 1,
     warm_start: bool = True,
     verbose: bool = False,
-) -> Any:
+    deadline: Deadline | None = None,
+) -> SolveResult:
     """Maximise goodput offline; honest status, bound (an upper bound) and gap.
 
     ``status`` is ``"optimal"`` only when the solver's bound (or, for an integral objective,
@@ -213,12 +214,12 @@ def solve_goodput(
     kvopt.mip.SolveResult
         ``objective`` = validated token goodput; ``formulation = "goodput"``.
     """
-    t0 = time.perf_counter()
+    dl = as_deadline(time_limit, deadline)
     _require_slo(instance)
     backend = get_backend(solver)
-    ws = serial_deadline_starts(instance) if warm_start else None
+    ws = serial_edf_starts(instance) if warm_start else None
     data = build_goodput_milp(instance, ws)
-    res = backend.solve(data, time_limit=time_limit, threads=threads, verbose=verbose)
+    res = backend.solve(data, deadline=dl, threads=threads, verbose=verbose)
     meta = {"solver": solver, "formulation": "goodput", "objective": "goodput",
             "solver_status": res.message}
     notes: list[str] = []
@@ -274,7 +275,7 @@ def solve_goodput(
         sched_out = sched_out.with_meta(status=status, bound=bound, gap=gap,
                                         claimed_goodput=objective)
     return SolveResult(status=SolveStatus(status), objective=objective, bound=bound, gap=gap,
-                       solver=solver, formulation="goodput", runtime_s=time.perf_counter() - t0,
+                       solver=solver, formulation="goodput", runtime_s=dl.elapsed(),
                        schedule=sched_out, report=rep_out, solver_status=res.message,
                        incumbent_source=source, model=model)
 
@@ -282,3 +283,15 @@ def solve_goodput(
 def _good(rep: FeasibilityReport) -> float:
     assert rep.goodput is not None
     return rep.goodput.token_goodput
+
+
+def __getattr__(name: str) -> Any:
+    """``serial_deadline_starts``: the deprecated name of :func:`serial_edf_starts` (within
+    :mod:`kvopt.mip`, ``deadline`` names the time budget, :class:`kvopt.core.limits.Deadline`)."""
+    if name == "serial_deadline_starts":
+        import warnings
+
+        warnings.warn("kvopt.mip.goodput.serial_deadline_starts is deprecated; use "
+                      "serial_edf_starts", DeprecationWarning, stacklevel=2)
+        return serial_edf_starts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

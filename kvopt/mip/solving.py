@@ -1,5 +1,13 @@
 """``solve``: build a formulation, run a backend, decode, validate, certify.
 
+:func:`solve` checks its arguments once, then dispatches to one function per path, each
+given the call's :class:`~kvopt.core.limits.Deadline` and RAM budget (in :class:`_Run`):
+
+- :func:`_solve_milp`: a time-indexed MILP of :mod:`kvopt.mip.model.builder` on a backend;
+- :func:`_solve_cp`: a CP-SAT model of :mod:`kvopt.mip.model.cpmodel` (``cp``, ``cp+cores``,
+  ``cp+pairs``) after an LP pre-bound;
+- :func:`_solve_exact`: ``cp+exact`` (primal search, reduced-cost fixing, ``cp+pairs``).
+
 Status honesty: ``"optimal"`` only when a proof exists, i.e. the solver closed its gap or a
 valid lower bound ``b`` satisfies ``ceil(b) >= objective`` (TEL is an integer). A run stopped
 by its time limit reports ``"time_limit"`` with the incumbent, the best bound and the gap.
@@ -12,6 +20,8 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,40 +30,90 @@ from numpy.typing import NDArray
 from kvopt.core.errors import KvoptError, UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.isolate import run_isolated
-from kvopt.core.limits import Deadline, check_time_limit, format_bytes, resolve_memory_budget
+from kvopt.core.limits import Deadline, as_deadline, format_bytes, resolve_memory_budget
 from kvopt.core.progress import Heartbeat, is_terminal
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
+from kvopt.mip._deprecated import renamed_argument
 from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.backends.cpsat import CP_MODELS
 from kvopt.mip.bounds.relaxations import lp_bound
 from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
-from kvopt.mip.model.sizing import check_memory, estimate
+from kvopt.mip.model.sizing import SizeEstimate, check_memory, memory_refusal
 from kvopt.mip.result import SolveResult, SolveStatus
 
-#: CP-SAT models of :mod:`kvopt.mip.model.cpmodel` (need the ``cpsat`` backend): ``cp``, plus the
-#: level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``), plus a primal
-#: search and reduced-cost fixing (``cp+exact``: :func:`kvopt.mip.search.improve.improve` from
-#: MC-SF for :data:`EXACT_IMPROVE_SHARE` of the time (at most :data:`EXACT_IMPROVE_STEPS`
-#: LNS steps per request; 10 s without a limit), its schedule as hint and upper bound;
-#: then the Lagrangian bound of the ``tight+cores`` LP with the lag-interval rows of
-#: :mod:`kvopt.mip.bounds.intervals`, the start domains of
-#: :func:`kvopt.mip.bounds.fixing.reduced_cost_domains` (which keep every better schedule) and the
-#: lag-interval families as ``AddNoOverlap`` constraints).
+#: CP-SAT models of :mod:`kvopt.mip.model.cpmodel` (need the ``cpsat`` backend): ``cp``, plus
+#: the level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``), plus a
+#: primal search and reduced-cost fixing (``cp+exact``: :func:`kvopt.mip.search.improve.improve`
+#: from MC-SF for :data:`EXACT_IMPROVE_SHARE` of the time (at most
+#: :data:`EXACT_IMPROVE_STEPS` LNS steps per request; 10 s without a limit), its schedule as
+#: hint and upper bound; then the Lagrangian bound of the ``tight+cores`` LP with the
+#: lag-interval rows of :mod:`kvopt.mip.bounds.intervals`, the start domains of
+#: :func:`kvopt.mip.bounds.fixing.reduced_cost_domains` (which keep every better schedule) and
+#: the lag-interval families as ``AddNoOverlap`` constraints).
 CP_FORMULATIONS = CP_MODELS
 #: Formulation names accepted by :func:`solve`.
 ALL_FORMULATIONS = (*FORMULATIONS, *CP_FORMULATIONS)
 #: Default backend and formulation (the fastest measured combination, see reports/mip).
 DEFAULT_SOLVER = "cpsat"
 DEFAULT_FORMULATION = "cp"
+#: Seconds kept for decoding and validating after the solver (subtracted from its limit).
+POST_RESERVE_S = 0.1
+#: Seconds a solver process may run past the deadline before it is killed.
+KILL_GRACE_S = 0.5
+#: Share of the remaining time given to the LP pre-bound of the CP formulations.
+CP_LP_SHARE = 0.25
+#: The CP formulations skip their LP pre-bound above this many (estimated) non-zeros: the LP
+#: would not finish in its share of a typical limit (measured: ``tight+cuts`` of model1-seed1,
+#: 2.2M non-zeros, took 155 s with HiGHS on a loaded 2-core machine and gave 6008, below the
+#: combinatorial bound 6154; ``kvopt bound --lp exact`` computes the ``tight+cores`` LP).
+CP_LP_MAX_NNZ = 500_000
+#: Share of the time limit given to the primal search of ``cp+exact`` ...
+EXACT_IMPROVE_SHARE = 0.1
+#: ... and its step cap per request (LNS steps; ``50 x`` as many list decodes).
+EXACT_IMPROVE_STEPS = 3
+
+#: What a path's solver step returns: the backend result, decoded starts, model statistics.
+JobResult = tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]
 
 
-def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
-              meta: dict[str, Any]) -> tuple[Schedule, FeasibilityReport]:
-    claimed = instance.tel_of_starts(starts)
-    sched = Schedule.from_starts(instance, starts, source=source, claimed_objective=claimed,
-                                 meta=meta)
-    return sched, check_schedule(instance, sched)
+@dataclass
+class _Run:
+    """One call of :func:`solve`: its choices, its budgets (time: ``deadline``; RAM:
+    ``ram_bytes``) and what its steps record."""
+
+    instance: Instance
+    solver: str
+    formulation: str
+    deadline: Deadline
+    ram_bytes: int
+    threads: int
+    verbose: bool
+    progress: bool
+    isolate: bool
+    cp_lp_bound: bool
+    warm_start: bool
+    steps: dict[str, float] = field(default_factory=dict)
+    bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ram: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    ws_starts: NDArray[np.int64] | None = None
+    ws_obj: float | None = None
+    ws_source: str = "mcsf"
+    lb0: float = -math.inf
+    est: SizeEstimate | None = None
+
+    @property
+    def label(self) -> str:
+        return f"kvopt solve ({self.solver}, {self.formulation})"
+
+    def solver_limit(self) -> float | None:
+        """What the solver may take: what is left less :data:`POST_RESERVE_S` (at least a
+        sliver, so that no solver reads 0 as "no limit")."""
+        return self.deadline.remaining(POST_RESERVE_S, floor=0.05)
+
+    def skip(self, name: str, reason: str) -> None:
+        self.bounds[name] = {"value": None, "status": "skipped", "reason": reason}
 
 
 def solve(
@@ -68,9 +128,10 @@ def solve(
     progress: bool = False,
     cp_lp_bound: bool = True,
     objective: str = "tel",
-    memory_budget: str | int | float | None = None,
+    ram: str | int | float | None = None,
     deadline: Deadline | None = None,
     isolate: bool = True,
+    memory_budget: str | int | float | None = None,
 ) -> SolveResult:
     """Compute a hindsight-optimal schedule (or the best one found within the time limit).
 
@@ -96,13 +157,11 @@ def solve(
         Start from the MC-SF schedule (true lengths; always IP-feasible). It is also kept as
         the incumbent if the solver returns nothing better. ``cp+exact`` always runs its
         primal search (from MC-SF) and uses its schedule the same way.
-    verbose
-        Solver log on stdout.
-    progress
-        Heartbeat line on stderr while solving.
+    verbose, progress
+        Solver log on stdout; heartbeat line on stderr while solving.
     cp_lp_bound
         For the CP formulations: first solve the LP relaxation of ``tight+cuts`` (``cp``) or
-        ``tight+cores`` (``cp+cores``, ``cp+pairs``) when it fits the memory budget and
+        ``tight+cores`` (``cp+cores``, ``cp+pairs``) when it fits the RAM budget and
         :data:`CP_LP_MAX_NNZ`, within :data:`CP_LP_SHARE` of the remaining time, and give
         CP-SAT ``objective >= LP`` (its own bound rarely moves). ``bounds["lp"]`` of the
         result says whether it was computed, and if not, why. ``cp+exact`` solves the
@@ -112,12 +171,13 @@ def solve(
         ``"tel"`` (total end-to-end latency, minimised) or ``"goodput"`` (SLO goodput,
         maximised: :func:`kvopt.mip.goodput.solve_goodput`; ``formulation`` is ignored, its
         ``bound`` is an upper bound; default solver HiGHS when ``solver`` is the TEL default).
-    memory_budget
+    ram
         Bytes the formulation may take (``"4G"``, ``2e9``, ...); default
-        :func:`kvopt.core.limits.memory_budget` (env ``KVOPT_MEMORY_BUDGET`` or half the
-        available memory). A formulation estimated above it (:mod:`kvopt.mip.model.sizing`) is
-        refused before it is built (:class:`~kvopt.core.errors.MemoryBudgetError` naming
+        :func:`kvopt.core.limits.resolve_memory_budget` (env ``KVOPT_MEMORY_BUDGET`` or half
+        the available memory). A formulation estimated above it (:mod:`kvopt.mip.model.sizing`)
+        is refused before it is built (:class:`~kvopt.core.errors.MemoryBudgetError` naming
         the formulations that fit); the solver process is also capped at it.
+        ``memory_budget`` is its deprecated name.
     deadline
         A caller's :class:`~kvopt.core.limits.Deadline` to share (then ``time_limit`` is
         ignored): a caller that solves as one step of a longer call passes its own.
@@ -133,7 +193,7 @@ def solve(
     ------
     UsageError
         A non-positive ``time_limit``, an unknown ``formulation`` or ``objective``, or a
-        formulation above the memory budget (:class:`~kvopt.core.errors.MemoryBudgetError`).
+        formulation above the RAM budget (:class:`~kvopt.core.errors.MemoryBudgetError`).
 
     Examples
     --------
@@ -144,16 +204,33 @@ def solve(
     >>> res.overrun_s, res.bounds["solver"]["status"]
     (0.0, 'computed')
     """
-    time_limit = check_time_limit(time_limit, "time_limit")
-    dl = deadline if deadline is not None else Deadline(time_limit)
+    dl = as_deadline(time_limit, deadline)
+    ram = renamed_argument(ram, memory_budget, "memory_budget", "ram")
     started = dl.elapsed()  # time the caller spent before (CLI: interpreter start, imports)
     if objective == "goodput":
-        from kvopt.mip.goodput import DEFAULT_GOODPUT_SOLVER, solve_goodput
+        return _solve_goodput(instance, solver, dl, threads, warm_start, verbose)
+    run = _setup(instance, solver, formulation, objective, dl, ram, threads=threads,
+                 verbose=verbose, progress=progress, isolate=isolate,
+                 cp_lp_bound=cp_lp_bound, warm_start=warm_start)
+    run.steps["before_solve_s"] = started
+    path = (_solve_exact if run.formulation == "cp+exact" else
+            _solve_cp if run.formulation in CP_FORMULATIONS else _solve_milp)
+    res, starts, model = path(run)
+    return _conclude(run, res, starts, model)
 
-        return solve_goodput(  # type: ignore[no-any-return]
-            instance, solver=DEFAULT_GOODPUT_SOLVER if solver == DEFAULT_SOLVER else solver,
-            time_limit=dl.remaining() if dl.limit is not None else None, threads=threads,
-            warm_start=warm_start, verbose=verbose)
+
+def _solve_goodput(instance: Instance, solver: str, dl: Deadline, threads: int,
+                   warm_start: bool, verbose: bool) -> SolveResult:
+    from kvopt.mip.goodput import DEFAULT_GOODPUT_SOLVER, solve_goodput
+
+    return solve_goodput(instance, solver=DEFAULT_GOODPUT_SOLVER if solver == DEFAULT_SOLVER
+                         else solver, deadline=dl, threads=threads, warm_start=warm_start,
+                         verbose=verbose)
+
+
+def _setup(instance: Instance, solver: str, formulation: str | None, objective: str,
+           dl: Deadline, ram: str | int | float | None, **choices: Any) -> _Run:
+    """Check the arguments (each error names its field) and start the record of the call."""
     if objective != "tel":
         raise UsageError("objective", f"must be 'tel' or 'goodput', got {objective!r}")
     if instance.max_batch is not None:
@@ -165,179 +242,203 @@ def solve(
     if formulation not in ALL_FORMULATIONS:
         raise UsageError("formulation", f"unknown formulation {formulation!r}; valid: "
                          f"{', '.join(ALL_FORMULATIONS)}")
-    backend = get_backend(solver)
+    get_backend(solver)
     if formulation in CP_FORMULATIONS and solver != "cpsat":
         raise UsageError("formulation", f"{formulation!r} runs only on the cpsat backend")
-    budget = resolve_memory_budget(memory_budget, "memory_budget")
+    budget = resolve_memory_budget(ram, "ram")
     _preload(solver)
-    steps: dict[str, float] = {"before_solve_s": started}
+    return _Run(instance, solver, formulation, dl, budget, **choices)
+
+
+def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
+    """The steps before the solver: MC-SF warm start (``warm``), the primal search of
+    ``cp+exact`` (``search``), the size estimate against the RAM budget and the
+    combinatorial bounds."""
+    inst, steps = run.instance, run.steps
     t = time.monotonic()
-    ws_starts: NDArray[np.int64] | None = None
-    ws_obj: float | None = None
-    upper: float | None = None
-    ws_source = "mcsf"
-    if warm_start or formulation == "cp+exact":
+    if warm:
         from kvopt.core.mcsf import mcsf_starts
 
-        ws_starts = mcsf_starts(instance)
-        ws_obj = upper = instance.tel_of_starts(ws_starts)
+        run.ws_starts = mcsf_starts(inst)
+        run.ws_obj = inst.tel_of_starts(run.ws_starts)
     steps["warm_start_s"] = time.monotonic() - t
-    if formulation == "cp+exact" and ws_starts is not None:
-        from kvopt.mip.search.improve import improve
-
-        t = time.monotonic()
-        share = dl.share(EXACT_IMPROVE_SHARE, reserve=POST_RESERVE_S)
-        imp = improve(instance, time_limit=max(share, 0.05) if share is not None else 10.0,
-                      seed=0, initial=ws_starts, max_steps=EXACT_IMPROVE_STEPS * instance.n)
-        if imp.schedule is not None and imp.objective is not None and imp.objective < ws_obj:
-            ws_starts = np.asarray(imp.schedule.run_start, dtype=np.int64)
-            ws_obj = upper = float(imp.objective)
-            ws_source = "improve"
-        steps["improve_s"] = time.monotonic() - t
+    if search and run.ws_starts is not None:
+        _exact_primal_search(run)
     t = time.monotonic()
-    est = check_memory(instance, formulation, solver, budget, upper=upper)
+    run.est = check_memory(inst, run.formulation, run.solver, run.ram_bytes, upper=run.ws_obj)
     steps["estimate_s"] = time.monotonic() - t
     t = time.monotonic()
-    bounds = _combinatorial_bounds(instance)
-    lb0 = max(b["value"] for b in bounds.values())
+    run.bounds = _combinatorial_bounds(inst)
+    run.lb0 = max(b["value"] for b in run.bounds.values())
     steps["bounds_s"] = time.monotonic() - t
-    label = f"kvopt solve ({solver}, {formulation})"
-    memory: dict[str, Any] = {"budget_bytes": budget, "estimate": est.to_dict()}
-    on_wait = _progress_printer(label, dl) if progress else None
-    notes: list[str] = []
-    model: dict[str, Any]
-    res: BackendResult
-    starts: NDArray[np.int64] | None
-    if formulation == "cp+exact":
-        fix_why = _fixing_skip_reason(instance, cp_lp_bound, budget)
-        fix_starts = ws_starts
+    run.ram = {"budget_bytes": run.ram_bytes, "estimate": run.est.to_dict()}
 
-        def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
-            from kvopt.mip.bounds.fixing import reduced_cost_domains
-            from kvopt.mip.model.cpmodel import solve_cp
 
-            fx = None
-            t_fix = time.monotonic()
-            if fix_why is None and fix_starts is not None:
-                share = dl.share(CP_LP_SHARE, reserve=POST_RESERVE_S)
-                fx = reduced_cost_domains(instance, fix_starts, time_limit=None if share is None
-                                          else max(share, 0.05), intervals=True)
-            fix_s = time.monotonic() - t_fix
-            left = dl.remaining(POST_RESERVE_S)
-            r, st, stats = solve_cp(instance, time_limit=None if left is None else max(left, 0.05),
-                                    threads=threads, warm_starts=fix_starts,
-                                    lower=None if fx is None else fx.bound, verbose=verbose,
-                                    cores=(1, 2), pairs=True,
-                                    domains=None if fx is None else fx.domains,
-                                    families=None if fx is None else fx.families,
-                                    formulation="cp+exact")
-            stats["fixing"] = (None if fx is None else
-                               {"bound": fx.bound, "lp_value": fx.lp_value,
-                                "window_mean": fx.window_mean, "domain_mean": fx.domain_mean,
-                                "seconds": round(fix_s, 3)})
-            stats["fixing_skipped"] = fix_why if fix_why is not None else (
-                "the LP relaxation was not solved in its share of the time limit"
-                if fx is None else None)
-            return r, st, stats
-    elif formulation in CP_FORMULATIONS:
-        with_cores = formulation in ("cp+cores", "cp+pairs")
-        lower = _cp_lp_prebound(instance, "tight+cores" if with_cores else "tight+cuts",
-                                cp_lp_bound, dl, budget, upper, bounds, steps, isolate)
-        if lower is not None:
-            lb0 = max(lb0, lower)
+def _exact_primal_search(run: _Run) -> None:
+    """``cp+exact``: :func:`kvopt.mip.search.improve.improve` from MC-SF for
+    :data:`EXACT_IMPROVE_SHARE` of what is left (10 s without a limit); a better schedule
+    becomes the warm start and the upper bound."""
+    from kvopt.mip.search.improve import improve
 
-        def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
-            from kvopt.mip.model.cpmodel import solve_cp
-
-            left = dl.remaining(POST_RESERVE_S)
-            return solve_cp(instance, time_limit=None if left is None else max(left, 0.05),
-                            threads=threads, warm_starts=ws_starts, lower=lower,
-                            verbose=verbose, cores=(1, 2) if with_cores else (),
-                            pairs=formulation == "cp+pairs")
-    else:
-        bounds["lp"] = {"value": None, "status": "skipped", "reason":
-                        "the MILP solver's own bound ('solver') includes the LP relaxation "
-                        "of this formulation"}
-
-        def job() -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
-            t_build = time.monotonic()
-            data = build_milp(instance, formulation, warm_starts=ws_starts)
-            if warm_start and data.x0 is None:  # pragma: no cover - windows keep MC-SF
-                raise RuntimeError("warm start outside the start windows")
-            stats = {**data.stats(), "build_s": round(time.monotonic() - t_build, 3)}
-            left = dl.remaining(POST_RESERVE_S)
-            if left is not None and left <= 0.0:
-                return (BackendResult("time_limit", None, None, -math.inf, 0.0,
-                                      "time limit reached while building the model"),
-                        None, stats)
-            r = backend.solve(data, time_limit=None if left is None else max(left, 0.05),
-                              threads=threads, verbose=verbose)
-            st = decode_starts(data, r.x, instance.n) if r.x is not None else None
-            return r, st, stats
-
+    assert run.ws_starts is not None and run.ws_obj is not None
     t = time.monotonic()
-    res, starts, model = _run_job(job, dl, budget, isolate, on_wait, label, est, memory,
-                                  notes)
-    steps["solve_s"] = time.monotonic() - t
-    if on_wait is not None:
-        on_wait.close()
-    if formulation == "cp+exact":
-        fxd = model.get("fixing")
-        if fxd is not None:
-            bounds["lp"] = {"value": fxd["bound"], "status": "computed",
+    share = run.deadline.share(EXACT_IMPROVE_SHARE, reserve=POST_RESERVE_S)
+    imp = improve(run.instance, time_limit=max(share, 0.05) if share is not None else 10.0,
+                  seed=0, initial=run.ws_starts,
+                  max_steps=EXACT_IMPROVE_STEPS * run.instance.n)
+    if imp.schedule is not None and imp.objective is not None and imp.objective < run.ws_obj:
+        run.ws_starts = np.asarray(imp.schedule.run_start, dtype=np.int64)
+        run.ws_obj = float(imp.objective)
+        run.ws_source = "improve"
+    run.steps["improve_s"] = time.monotonic() - t
+
+
+def _solve_milp(run: _Run) -> JobResult:
+    """A time-indexed MILP on a backend (the model is built in the solver process)."""
+    _prepare(run, warm=run.warm_start)
+    run.skip("lp", "the MILP solver's own bound ('solver') includes the LP relaxation of "
+             "this formulation")
+    backend = get_backend(run.solver)
+
+    def job() -> JobResult:
+        t_build = time.monotonic()
+        data = build_milp(run.instance, run.formulation, warm_starts=run.ws_starts)
+        if run.warm_start and data.x0 is None:  # pragma: no cover - windows keep MC-SF
+            raise RuntimeError("warm start outside the start windows")
+        stats = {**data.stats(), "build_s": round(time.monotonic() - t_build, 3)}
+        if run.deadline.remaining(POST_RESERVE_S) == 0.0:
+            return (BackendResult("time_limit", None, None, -math.inf, 0.0,
+                                  "time limit reached while building the model"), None, stats)
+        r = backend.solve(data, time_limit=run.solver_limit(), threads=run.threads,
+                          verbose=run.verbose)
+        st = decode_starts(data, r.x, run.instance.n) if r.x is not None else None
+        return r, st, stats
+
+    return _execute(run, job)
+
+
+def _solve_cp(run: _Run) -> JobResult:
+    """``cp``, ``cp+cores``, ``cp+pairs``: the LP pre-bound, then CP-SAT."""
+    _prepare(run, warm=run.warm_start)
+    with_cores = run.formulation in ("cp+cores", "cp+pairs")
+    lower = _cp_lp_prebound(run, "tight+cores" if with_cores else "tight+cuts")
+    if lower is not None:
+        run.lb0 = max(run.lb0, lower)
+
+    def job() -> JobResult:
+        from kvopt.mip.model.cpmodel import solve_cp
+
+        return solve_cp(run.instance, time_limit=run.solver_limit(), threads=run.threads,
+                        warm_starts=run.ws_starts, lower=lower, verbose=run.verbose,
+                        cores=(1, 2) if with_cores else (),
+                        pairs=run.formulation == "cp+pairs")
+
+    res, starts, model = _execute(run, job)
+    model["lp_bound"] = run.bounds["lp"]["value"]
+    return res, starts, model
+
+
+def _solve_exact(run: _Run) -> JobResult:
+    """``cp+exact``: primal search, reduced-cost fixing from the interval LP, ``cp+pairs``
+    with the fixed domains and the lag-interval families (all in the solver process but the
+    search)."""
+    _prepare(run, warm=True, search=True)
+    refusal = _fixing_skip_reason(run)
+    fix_starts = run.ws_starts
+
+    def job() -> JobResult:
+        from kvopt.mip.bounds.fixing import reduced_cost_domains
+        from kvopt.mip.model.cpmodel import solve_cp
+
+        fx = None
+        t_fix = time.monotonic()
+        if refusal is None and fix_starts is not None:
+            fx = reduced_cost_domains(run.instance, fix_starts, deadline=run.deadline.sub(
+                run.deadline.share(CP_LP_SHARE, reserve=POST_RESERVE_S, at_least=0.05)),
+                intervals=True)
+        fix_s = time.monotonic() - t_fix
+        r, st, stats = solve_cp(run.instance, time_limit=run.solver_limit(),
+                                threads=run.threads, warm_starts=fix_starts,
+                                lower=None if fx is None else fx.bound, verbose=run.verbose,
+                                cores=(1, 2), pairs=True,
+                                domains=None if fx is None else fx.domains,
+                                families=None if fx is None else fx.families,
+                                formulation="cp+exact")
+        stats["fixing"] = (None if fx is None else
+                           {"bound": fx.bound, "lp_value": fx.lp_value,
+                            "window_mean": fx.window_mean, "domain_mean": fx.domain_mean,
+                            "seconds": round(fix_s, 3)})
+        stats["fixing_skipped"] = refusal if refusal is not None else (
+            "the LP relaxation was not solved in its share of the time limit"
+            if fx is None else None)
+        return r, st, stats
+
+    res, starts, model = _execute(run, job)
+    fxd = model.get("fixing")
+    if fxd is not None:
+        run.bounds["lp"] = {"value": fxd["bound"], "status": "computed",
                             "formulation": "tight+cores+intervals (Lagrangian of its LP duals)",
                             "seconds": fxd["seconds"]}
-            lb0 = max(lb0, fxd["bound"])
-        else:
-            bounds["lp"] = {"value": None, "status": "skipped",
-                            "reason": model.get("fixing_skipped") or "solver process stopped"}
-    if formulation in CP_FORMULATIONS:
-        model["lp_bound"] = bounds["lp"]["value"]
-    t = time.monotonic()
-    out = _finish(instance, res, starts, ws_starts, ws_obj, lb0, solver, formulation, model,
-                  dl.elapsed(), notes, ws_source=ws_source)
-    steps["validate_s"] = time.monotonic() - t
-    b = out.model.get("solver_bound")
-    bounds["solver"] = ({"value": b, "status": "computed"} if b is not None else
-                        {"value": None, "status": "skipped",
-                         "reason": f"the solver reported no bound ({res.message})"})
-    out.bounds = bounds
-    out.ram = memory
-    out.steps = {k: round(v, 3) for k, v in steps.items()}
-    out.time_limit = dl.limit
-    out.runtime_s = dl.elapsed()
-    out.overrun_s = dl.overrun()
-    return out
+        run.lb0 = max(run.lb0, fxd["bound"])
+    else:
+        run.skip("lp", model.get("fixing_skipped") or "solver process stopped")
+    model["lp_bound"] = run.bounds["lp"]["value"]
+    return res, starts, model
 
 
-#: Seconds kept for decoding and validating after the solver (subtracted from its limit).
-POST_RESERVE_S = 0.1
-#: Seconds a solver process may run past the deadline before it is killed.
-KILL_GRACE_S = 0.5
-#: Share of the remaining time given to the LP pre-bound of the CP formulations.
-CP_LP_SHARE = 0.25
-#: The CP formulations skip their LP pre-bound above this many (estimated) non-zeros: the LP
-#: would not finish in its share of a typical limit (measured: ``tight+cuts`` of model1-seed1,
-#: 2.2M non-zeros, took 155 s with HiGHS on a loaded 2-core machine and gave 6008, below the
-#: combinatorial bound 6154; ``kvopt bound --lp exact`` computes the ``tight+cores`` LP).
-CP_LP_MAX_NNZ = 500_000
-#: Share of the time limit given to the primal search of ``cp+exact`` ...
-EXACT_IMPROVE_SHARE = 0.1
-#: ... and its step cap per request (LNS steps; ``50 x`` as many list decodes).
-EXACT_IMPROVE_STEPS = 3
-
-
-def _fixing_skip_reason(instance: Instance, wanted: bool, budget: int) -> str | None:
+def _fixing_skip_reason(run: _Run) -> str | None:
     """Why ``cp+exact`` skips its LP (reduced-cost fixing), or ``None`` if it runs it."""
-    if not wanted:
+    if not run.cp_lp_bound:
         return "cp_lp_bound=False"
-    est = estimate(instance, "tight+cores", "lp-differenced")
-    if est.bytes > budget:
-        return (f"the LP of tight+cores ({est.describe()}) exceeds the memory budget of "
-                f"{format_bytes(budget)}")
+    return _lp_refusal(run, "tight+cores", "lp-differenced")
+
+
+def _lp_refusal(run: _Run, lp_form: str, solver: str, why_cap: str = "") -> str | None:
+    """Why the LP of ``lp_form`` is skipped: above the RAM budget (the estimate of
+    :func:`kvopt.mip.model.sizing.memory_refusal`, no incumbent windows, as the LP is built)
+    or above :data:`CP_LP_MAX_NNZ`; ``None`` if it runs."""
+    est, refused = memory_refusal(run.instance, lp_form, solver, run.ram_bytes,
+                                  what=f"the LP of {lp_form}")
+    if refused is not None:
+        return refused.reason
     if est.nnz > CP_LP_MAX_NNZ:
-        return f"the LP of tight+cores has up to {est.nnz} non-zeros, above {CP_LP_MAX_NNZ}"
+        return f"the LP of {lp_form} has up to {est.nnz} non-zeros, above {CP_LP_MAX_NNZ}" + why_cap
     return None
+
+
+def _cp_lp_prebound(run: _Run, lp_form: str) -> float | None:
+    """The LP bound given to CP-SAT, or ``None`` with the reason recorded in ``run.bounds``."""
+    refusal = "cp_lp_bound=False" if not run.cp_lp_bound else _lp_refusal(
+        run, lp_form, "lp", " (it would not finish within its share of the time limit; "
+        "`kvopt bound --lp exact` computes the tight+cores LP)")
+    if refusal is not None:
+        run.skip("lp", refusal)
+        return None
+    sub = run.deadline.sub(run.deadline.share(CP_LP_SHARE))
+
+    def job() -> float:
+        return lp_bound(run.instance, lp_form, deadline=sub, ram=run.ram_bytes)
+
+    t = time.monotonic()
+    if run.isolate:
+        out = run_isolated(job, deadline=sub, grace=KILL_GRACE_S, memory_cap=run.ram_bytes)
+        value = out.value if out.ok else None
+        why = ("killed" if out.killed else "out of memory" if out.out_of_memory
+               else out.error.strip().splitlines()[-1] if out.error else "")
+    else:
+        try:
+            value, why = job(), ""
+        except RuntimeError as exc:
+            value, why = None, str(exc)
+    run.steps["lp_bound_s"] = time.monotonic() - t
+    if value is None:
+        lim = ("" if sub.limit is None
+               else f" within its share of the time limit ({sub.limit:.1f} s)")
+        run.skip("lp", f"the LP relaxation of {lp_form} was not solved{lim}: {why}")
+        return None
+    run.bounds["lp"] = {"value": float(value), "status": "computed", "formulation": lp_form,
+                        "seconds": round(run.steps["lp_bound_s"], 3)}
+    return float(value)
 
 
 def _preload(solver: str) -> None:
@@ -360,7 +461,7 @@ def _combinatorial_bounds(instance: Instance) -> dict[str, dict[str, Any]]:
     return {k: {"value": v, "status": "computed"} for k, v in vals.items()}
 
 
-class _progress_printer:
+class _ProgressPrinter:
     """``elapsed / limit`` on stderr while waiting for the solver process (called from the
     waiting loop, no thread): a rewritten line on a terminal, plain lines otherwise, as
     :class:`kvopt.core.progress.Heartbeat`."""
@@ -385,84 +486,76 @@ class _progress_printer:
             print(file=sys.stderr, flush=True)
 
 
-def _cp_lp_prebound(instance: Instance, lp_form: str, wanted: bool, dl: Deadline,
-                    budget: int, upper: float | None, bounds: dict[str, dict[str, Any]],
-                    steps: dict[str, float], isolate: bool) -> float | None:
-    """The LP bound given to CP-SAT, or ``None`` with the reason recorded in ``bounds``."""
-    def skip(reason: str) -> None:
-        bounds["lp"] = {"value": None, "status": "skipped", "reason": reason}
-
-    if not wanted:
-        skip("cp_lp_bound=False")
-        return None
-    est = estimate(instance, lp_form, "lp")  # as lp_bound builds it (no incumbent)
-    if est.bytes > budget:
-        skip(f"the LP of {lp_form} ({est.describe()}) exceeds the memory budget of "
-             f"{format_bytes(budget)}")
-        return None
-    if est.nnz > CP_LP_MAX_NNZ:
-        skip(f"the LP of {lp_form} has up to {est.nnz} non-zeros, above {CP_LP_MAX_NNZ} "
-             "(it would not finish within its share of the time limit; `kvopt bound --lp "
-             "exact` computes the tight+cores LP)")
-        return None
-    share = dl.share(CP_LP_SHARE)
-    sub = Deadline(share)
-
-    def job() -> float:
-        return lp_bound(instance, lp_form, time_limit=None if share is None
-                        else max(share, 0.05), memory_budget=budget)
-
+def _execute(run: _Run, job: Callable[[], JobResult]) -> JobResult:
+    """Run the build + solve ``job``, in a killable child process when ``run.isolate``
+    (capped at the RAM budget), with the progress line when asked."""
     t = time.monotonic()
-    if isolate:
-        out = run_isolated(job, deadline=sub, grace=KILL_GRACE_S, memory_cap=budget)
-        value = out.value if out.ok else None
-        why = ("killed" if out.killed else "out of memory" if out.out_of_memory
-               else out.error.strip().splitlines()[-1] if out.error else "")
-    else:
-        try:
-            value, why = job(), ""
-        except RuntimeError as exc:
-            value, why = None, str(exc)
-    steps["lp_bound_s"] = time.monotonic() - t
-    if value is None:
-        lim = "" if share is None else f" within its share of the time limit ({share:.1f} s)"
-        skip(f"the LP relaxation of {lp_form} was not solved{lim}: {why}")
-        return None
-    bounds["lp"] = {"value": float(value), "status": "computed", "formulation": lp_form,
-                    "seconds": round(steps["lp_bound_s"], 3)}
-    return float(value)
-
-
-def _run_job(job: Any, dl: Deadline, budget: int, isolate: bool, on_wait: Any, label: str,
-             est: Any, memory: dict[str, Any], notes: list[str],
-             ) -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
-    """Run the build + solve ``job``, in a killable child process when ``isolate``."""
-    if not isolate:
+    on_wait = _ProgressPrinter(run.label, run.deadline) if run.progress else None
+    try:
+        return _run_job(run, job, on_wait)
+    finally:
+        run.steps["solve_s"] = time.monotonic() - t
         if on_wait is not None:
-            with Heartbeat(label, dl.limit):  # elapsed / limit on stderr
-                return job()  # type: ignore[no-any-return]
-        return job()  # type: ignore[no-any-return]
-    out = run_isolated(job, deadline=dl, grace=KILL_GRACE_S, memory_cap=budget,
+            on_wait.close()
+
+
+def _run_job(run: _Run, job: Callable[[], JobResult],
+             on_wait: _ProgressPrinter | None) -> JobResult:
+    dl = run.deadline
+    if not run.isolate:
+        if on_wait is not None:
+            with Heartbeat(run.label, dl.limit):  # elapsed / limit on stderr
+                return job()
+        return job()
+    out = run_isolated(job, deadline=dl, grace=KILL_GRACE_S, memory_cap=run.ram_bytes,
                        on_wait=on_wait, wait_every=5.0 if on_wait is None else on_wait.every)
-    memory["peak_rss_bytes"] = out.peak_rss
+    run.ram["peak_rss_bytes"] = out.peak_rss
     if out.ok:
         return out.value  # type: ignore[no-any-return]
-    model = {"formulation": est.formulation, "estimate": est.to_dict()}
+    assert run.est is not None
+    model = {"formulation": run.est.formulation, "estimate": run.est.to_dict()}
     if out.killed:
         msg = (f"stopped at the time limit: the solver process did not return within "
                f"{dl.limit} s + {KILL_GRACE_S} s and was killed")
-        notes.append(msg)
+        run.notes.append(msg)
         return BackendResult("time_limit", None, None, -math.inf, out.seconds, msg), None, model
     if out.out_of_memory:
-        msg = (f"the solver process ran out of its memory budget ({format_bytes(budget)}; "
-               f"estimated {format_bytes(est.bytes)})")
-        notes.append(msg)
+        msg = (f"the solver process ran out of its memory budget ({format_bytes(run.ram_bytes)}; "
+               f"estimated {format_bytes(run.est.bytes)})")
+        run.notes.append(msg)
         return BackendResult("error", None, None, -math.inf, out.seconds, msg), None, model
     if isinstance(out.exception, KvoptError):
         raise out.exception
     raise RuntimeError(f"solver process failed:\n{out.error}")
 
 
+def _conclude(run: _Run, res: BackendResult, starts: NDArray[np.int64] | None,
+              model: dict[str, Any]) -> SolveResult:
+    """Validate the candidates, settle status, bound and gap, and fill in the record."""
+    dl = run.deadline
+    t = time.monotonic()
+    out = _finish(run.instance, res, starts, run.ws_starts, run.ws_obj, run.lb0, run.solver,
+                  run.formulation, model, dl.elapsed(), run.notes, ws_source=run.ws_source)
+    run.steps["validate_s"] = time.monotonic() - t
+    b = out.model.get("solver_bound")
+    run.bounds["solver"] = ({"value": b, "status": "computed"} if b is not None else
+                            {"value": None, "status": "skipped",
+                             "reason": f"the solver reported no bound ({res.message})"})
+    out.bounds = run.bounds
+    out.ram = run.ram
+    out.steps = {k: round(v, 3) for k, v in run.steps.items()}
+    out.time_limit = dl.limit
+    out.runtime_s = dl.elapsed()
+    out.overrun_s = dl.overrun()
+    return out
+
+
+def _schedule(instance: Instance, starts: NDArray[np.int64], source: str,
+              meta: dict[str, Any]) -> tuple[Schedule, FeasibilityReport]:
+    claimed = instance.tel_of_starts(starts)
+    sched = Schedule.from_starts(instance, starts, source=source, claimed_objective=claimed,
+                                 meta=meta)
+    return sched, check_schedule(instance, sched)
 def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | None,
             ws_starts: NDArray[np.int64] | None, ws_obj: float | None, lb0: float,
             solver: str, formulation: str, model: dict[str, Any],

@@ -101,3 +101,28 @@ def test_generators_moved_to_core():
     from kvopt.sweep.run import GENERATORS as RUN
 
     assert SWEEP is GENERATORS is RUN and {"model1", "model2"} <= set(GENERATORS)
+
+
+def test_goodput_warm_start_renamed():
+    import kvopt.mip.goodput as gp
+
+    with pytest.warns(DeprecationWarning, match="serial_edf_starts"):
+        assert gp.serial_deadline_starts is gp.serial_edf_starts
+
+
+@pytest.mark.parametrize("call", ["solve", "lp_bound", "interval_bound", "bound_report"])
+def test_memory_budget_argument_renamed_ram(call):
+    from kvopt.core.errors import UsageError
+    from kvopt.mip import lp_bound, solve
+    from kvopt.mip.bounds.intervals import interval_bound
+    from kvopt.mip.certify import bound_report
+
+    inst = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 2])
+    f = {"solve": lambda **kw: solve(inst, solver="highs", time_limit=10, **kw),
+         "lp_bound": lambda **kw: lp_bound(inst, **kw),
+         "interval_bound": lambda **kw: interval_bound(inst, time_limit=10, **kw),
+         "bound_report": lambda **kw: bound_report(inst, **kw)}[call]
+    with pytest.warns(DeprecationWarning, match="ram="):
+        f(memory_budget="1G")
+    with pytest.raises(UsageError):
+        f(memory_budget="1G", ram="1G")

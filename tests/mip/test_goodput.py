@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kvopt import Instance, check_schedule
 from kvopt.core.errors import InvalidInstanceError, UsageError
 from kvopt.mip import solve
-from kvopt.mip.goodput import build_goodput_milp, serial_deadline_starts, solve_goodput
+from kvopt.mip.goodput import build_goodput_milp, serial_edf_starts, solve_goodput
 from kvopt.mip.hardness import (
     hardness_check,
     knapsack_dp,
@@ -94,7 +94,7 @@ def test_time_limit_is_honest():
 
 def test_warm_start_is_feasible_and_objectives_are_checked():
     inst = knapsack_instance([2, 3, 4], [3, 4, 6], 5, 2)
-    ws = serial_deadline_starts(inst)
+    ws = serial_edf_starts(inst)
     d = build_goodput_milp(inst, ws)
     assert d.max_violation(d.x0) == 0.0
     with pytest.raises(InvalidInstanceError, match="slo_kind"):

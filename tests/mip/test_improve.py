@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kvopt import Instance, check_schedule
 from kvopt.cli.main import main
 from kvopt.core.generators import model1, model2
+from kvopt.core.limits import Deadline
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import memory_profile
@@ -153,7 +154,7 @@ def test_list_search_stops_at_its_target_and_traces_each_new_best():
     inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
     trace: list[tuple[float, float]] = []
     best, evals = list_search(inst, np.array([0, 3, 4]), rng=np.random.default_rng(0),
-                              deadline=float("inf"), max_evals=10**6, target=9.0,
+                              deadline=Deadline(None), max_evals=10**6, target=9.0,
                               trace=trace)
     assert inst.tel_of_starts(best) == 9.0 and evals < 1000  # stopped at the optimum
     values = [v for _, v in trace]

@@ -168,7 +168,7 @@ def test_large_instance_refused_before_building_with_alternatives(large):
     for solver, form in (("highs", None), ("scipy", "tight+cores")):
         t0 = time.monotonic()
         with pytest.raises(MemoryBudgetError) as exc:
-            solve(large, solver=solver, formulation=form, time_limit=1, memory_budget="8G")
+            solve(large, solver=solver, formulation=form, time_limit=1, ram="8G")
         assert time.monotonic() - t0 < 30
         msg = str(exc.value)
         assert "cp on cpsat" in msg and "memory budget of 8.0 GiB" in msg
@@ -240,14 +240,14 @@ def test_bound_exact_lp_refused_not_memory_error(large, capsys):
     err = capsys.readouterr().err
     assert "--lp" in err and "lagrangian" in err and "Traceback" not in err
     with pytest.raises(MemoryBudgetError):
-        bound_report(large, lp="exact", memory_budget="8G")
+        bound_report(large, lp="exact", ram="8G")
 
 
 def test_lp_bound_api_refuses_above_budget(large):
     from kvopt.mip.bounds.relaxations import lp_bound
 
     with pytest.raises(MemoryBudgetError) as exc:
-        lp_bound(large, "tight", memory_budget="8G")
+        lp_bound(large, "tight", ram="8G")
     assert "lagrangian_bound" in str(exc.value)
 
 
@@ -268,8 +268,8 @@ def test_bound_report_says_what_it_skipped():
     doc = bound_report(inst, lp="none")
     assert set(doc["skipped"]) == {"lp", "lagrangian"}
     with pytest.raises(MemoryBudgetError):
-        bound_report(inst, lp="exact", memory_budget=1000)
-    doc = bound_report(inst, lp="auto", memory_budget=1000)
+        bound_report(inst, lp="exact", ram=1000)
+    doc = bound_report(inst, lp="auto", ram=1000)
     assert "memory budget" in doc["skipped"]["lp"] and "lp" not in doc["bounds"]
 
 

@@ -8,7 +8,6 @@ only fails when it is used (:class:`~kvopt.core.errors.SolverNotAvailableError`)
 from __future__ import annotations
 
 import importlib
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -16,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import SolverNotAvailableError
+from kvopt.core.limits import Deadline
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.result import STATUSES, BackendStatus, SolveStatus
 
@@ -83,20 +83,6 @@ class BackendResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def remaining(time_limit: float | None, t_call: float, floor: float = 0.05) -> float | None:
-    """What is left of ``time_limit`` seconds since ``t_call`` (:func:`time.perf_counter`),
-    at least ``floor``: a backend's limit covers its whole call, model build included.
-
-    Examples
-    --------
-    >>> remaining(None, 0.0) is None, remaining(10.0, time.perf_counter()) > 9
-    (True, True)
-    """
-    if time_limit is None:
-        return None
-    return max(float(time_limit) - (time.perf_counter() - t_call), floor)
-
-
 class Backend(Protocol):
     """The backend protocol: ``name``, ``module`` (import name), ``capabilities``, ``solve``."""
 
@@ -105,9 +91,12 @@ class Backend(Protocol):
     description: str
     capabilities: Capabilities
 
-    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
-              relax: bool = False, verbose: bool = False) -> BackendResult:
-        """Solve ``data`` (its LP relaxation if ``relax``)."""
+    def solve(self, data: MILPData, *, time_limit: float | None = None, threads: int = 1,
+              relax: bool = False, verbose: bool = False,
+              deadline: Deadline | None = None) -> BackendResult:
+        """Solve ``data`` (its LP relaxation if ``relax``) within ``deadline`` (a caller's
+        :class:`~kvopt.core.limits.Deadline`, which counts the model transfer too) or, without
+        one, ``time_limit`` seconds from now."""
         ...
 
 

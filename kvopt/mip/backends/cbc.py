@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.model.builder import FORMULATIONS
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.result import BackendStatus
@@ -52,19 +53,19 @@ class CbcBackend:
                                 lp_relaxation=True,
                                 formulations=FORMULATIONS)
 
-    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
-              relax: bool = False, verbose: bool = False) -> BackendResult:
+    def solve(self, data: MILPData, *, time_limit: float | None = None, threads: int = 1,
+              relax: bool = False, verbose: bool = False,
+              deadline: Deadline | None = None) -> BackendResult:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # PuLP 3.x -> 4.0 notices
-            return self._solve(data, time_limit=time_limit, threads=threads, relax=relax,
-                               verbose=verbose)
+            return self._solve(data, deadline=as_deadline(time_limit, deadline),
+                               threads=threads, relax=relax, verbose=verbose)
 
-    def _solve(self, data: MILPData, *, time_limit: float | None, threads: int,
+    def _solve(self, data: MILPData, *, deadline: Deadline, threads: int,
                relax: bool, verbose: bool) -> BackendResult:
         import pulp
 
-        t_call = time.perf_counter()
         prob = pulp.LpProblem("kvopt", pulp.LpMinimize)
         cat = "Continuous" if relax else "Integer"
         xs = [pulp.LpVariable(f"x{j}", lowBound=float(data.col_lower[j]),
@@ -95,7 +96,7 @@ class CbcBackend:
         os.close(fd)
         try:
             cmd = pulp.PULP_CBC_CMD(
-                msg=bool(verbose), timeLimit=remaining(time_limit, t_call, floor=1.0),
+                msg=bool(verbose), timeLimit=deadline.remaining(floor=1.0),
                 threads=int(max(threads, 1)), warmStart=warm, gapRel=0.0,
                 gapAbs=(1.0 - 1e-6) if data.objective_is_integer else 0.0, logPath=log_path)
             t0 = time.perf_counter()

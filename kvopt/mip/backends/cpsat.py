@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.model.builder import FORMULATIONS
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.result import BackendStatus
@@ -36,7 +37,7 @@ def cpsat_status(solver: object, code: object) -> BackendStatus:
     return "error"
 
 
-def run_cpsat(model: object, *, time_limit: float | None, threads: int,
+def run_cpsat(model: object, *, deadline: Deadline, threads: int,
               verbose: bool) -> tuple[Any, Any, float, BackendStatus]:
     """Solve a CP-SAT ``model`` with kvopt's shared options.
 
@@ -49,8 +50,9 @@ def run_cpsat(model: object, *, time_limit: float | None, threads: int,
     from ortools.sat.python import cp_model
 
     solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
+    left = deadline.remaining(floor=0.05)  # what is left now: the model build counted
+    if left is not None:
+        solver.parameters.max_time_in_seconds = float(left)
     solver.parameters.num_workers = int(max(threads, 1))
     solver.parameters.log_search_progress = bool(verbose)
     t0 = time.perf_counter()
@@ -77,12 +79,13 @@ class CpSatBackend:
                                 lp_relaxation=False,
                                 formulations=(*FORMULATIONS, *CP_MODELS))
 
-    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
-              relax: bool = False, verbose: bool = False) -> BackendResult:
+    def solve(self, data: MILPData, *, time_limit: float | None = None, threads: int = 1,
+              relax: bool = False, verbose: bool = False,
+              deadline: Deadline | None = None) -> BackendResult:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
         from ortools.sat.python import cp_model
 
-        t_call = time.perf_counter()
+        dl = as_deadline(time_limit, deadline)
         if relax:
             raise ValueError("CP-SAT has no LP relaxation mode; use highs or scipy")
         if (data.integrality != 1).any():
@@ -110,8 +113,8 @@ class CpSatBackend:
         if data.x0 is not None:
             for j in range(data.n_cols):
                 m.AddHint(xs[j], round(data.x0[j]))
-        left = remaining(time_limit, t_call)  # the model build counts against the limit
-        solver, code, runtime, status = run_cpsat(m, time_limit=left, threads=threads,
+        # the model build counts against the limit
+        solver, code, runtime, status = run_cpsat(m, deadline=dl, threads=threads,
                                                   verbose=verbose)
         has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         x = np.array([solver.Value(v) for v in xs], dtype=np.float64) if has else None

@@ -8,7 +8,8 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.model.builder import FORMULATIONS
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.result import BackendStatus
@@ -32,8 +33,8 @@ class HighsBackend:
                                 lp_relaxation=True,
                                 formulations=FORMULATIONS)
 
-    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
-              relax: bool = False, verbose: bool = False,
+    def solve(self, data: MILPData, *, time_limit: float | None = None, threads: int = 1,
+              relax: bool = False, verbose: bool = False, deadline: Deadline | None = None,
               options: dict[str, object] | None = None) -> BackendResult:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`.
 
@@ -42,12 +43,10 @@ class HighsBackend:
         """
         import highspy
 
-        t_call = time.perf_counter()
+        dl = as_deadline(time_limit, deadline)
         inf = highspy.kHighsInf
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(verbose))
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("threads", int(max(threads, 1)))
         h.setOptionValue("mip_rel_gap", 0.0)
         for name, value in (options or {}).items():
@@ -80,8 +79,8 @@ class HighsBackend:
             sol.col_value = list(map(float, data.x0))
             sol.value_valid = True
             h.setSolution(sol)
-        if time_limit is not None:  # the model transfer counts against the limit
-            h.setOptionValue("time_limit", remaining(time_limit, t_call))
+        if dl.limit is not None:  # the model transfer counts against the limit
+            h.setOptionValue("time_limit", dl.remaining(floor=0.05))
         t0 = time.perf_counter()
         h.run()
         runtime = time.perf_counter() - t0

@@ -6,7 +6,8 @@ import time
 
 import numpy as np
 
-from kvopt.mip.backends.base import BackendResult, Capabilities, remaining
+from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.backends.base import BackendResult, Capabilities
 from kvopt.mip.model.builder import FORMULATIONS
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.result import BackendStatus
@@ -30,16 +31,18 @@ class ScipyBackend:
                                 lp_relaxation=True,
                                 formulations=FORMULATIONS)
 
-    def solve(self, data: MILPData, *, time_limit: float | None, threads: int,
-              relax: bool = False, verbose: bool = False) -> BackendResult:
+    def solve(self, data: MILPData, *, time_limit: float | None = None, threads: int = 1,
+              relax: bool = False, verbose: bool = False,
+              deadline: Deadline | None = None) -> BackendResult:
         """Solve ``data``; see :class:`~kvopt.mip.backends.base.Backend`."""
         from scipy.optimize import Bounds, LinearConstraint, milp
 
         t0 = time.perf_counter()
+        dl = as_deadline(time_limit, deadline)
         options: dict[str, object] = {"disp": bool(verbose), "mip_rel_gap": 0.0}
         cons = LinearConstraint(data.A, data.row_lower, data.row_upper)
-        if time_limit is not None:  # the conversion counts against the limit
-            options["time_limit"] = remaining(time_limit, t0)
+        if dl.limit is not None:  # the conversion counts against the limit
+            options["time_limit"] = dl.remaining(floor=0.05)
         res = milp(data.c, constraints=cons,
                    integrality=np.zeros_like(data.integrality) if relax else data.integrality,
                    bounds=Bounds(data.col_lower, data.col_upper), options=options)

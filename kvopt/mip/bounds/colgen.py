@@ -26,7 +26,6 @@ whatever the duals are, so a run stopped by its time limit still returns a valid
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.bounds.combinatorial import core_lengths
 from kvopt.mip.model.builder import start_windows
 
@@ -173,15 +173,17 @@ class ColgenResult:
 def colgen_bound(instance: Instance, *, time_limit: float | None = 60.0,
                  upper: float | None = None, starts: NDArray[np.int64] | None = None,
                  cores: tuple[int, ...] = (1, 2), max_iterations: int = 10_000,
-                 tol: float = 1e-6, verbose: bool = False) -> ColgenResult:
+                 tol: float = 1e-6, verbose: bool = False,
+                 deadline: Deadline | None = None) -> ColgenResult:
     """Configuration-LP lower bound on the total latency (column generation, HiGHS).
 
     Parameters
     ----------
     instance
         A slotted instance.
-    time_limit
-        Wall-clock seconds for the whole call; when it runs out the best Lagrangian bound so
+    time_limit, deadline
+        Wall-clock seconds for the whole call (or a caller's
+        :class:`~kvopt.core.limits.Deadline`); when it runs out the best Lagrangian bound so
         far is returned with ``status="time_limit"``.
     upper, starts
         A feasible schedule's start slots (default MC-SF) and its TEL: they set the start
@@ -219,128 +221,36 @@ def colgen_bound(instance: Instance, *, time_limit: float | None = 60.0,
     >>> res.status, math.ceil(res.bound - 1e-6)   # OPT = 4 + 3 + 6 = 13 (all three serial-ish)
     ('optimal', 13)
     """
-    import highspy
-
     from kvopt.core.mcsf import mcsf_starts
 
-    t0 = time.perf_counter()
+    dl = as_deadline(time_limit, deadline)
+    t0 = dl.elapsed()
     instance.require_slotted()
-
-    def left() -> float:
-        return math.inf if time_limit is None else time_limit - (time.perf_counter() - t0)
-
-    if starts is None:
-        starts = mcsf_starts(instance)
-    starts = np.asarray(starts, dtype=np.int64)
+    starts = np.asarray(mcsf_starts(instance) if starts is None else starts, dtype=np.int64)
     if upper is None:
         upper = instance.tel_of_starts(starts)
-    a = instance.arrival.astype(np.int64)
-    o = instance.output.astype(np.int64)
-    T = instance.horizon
-    lo, hi = start_windows(instance, horizon=T, upper=upper)
-    lo = np.minimum(lo, starts)
-    hi = np.maximum(hi, starts)
-    lay = _layout(instance, lo, hi, cores)
-    n, nx, nl = lay.n, lay.n_x, lay.n_link
-    T1 = lay.tau_max + 1
-    ncs = _n_core_slots(lay)
-    # rows: assign (n) | link (nl) | conv (T1) | core q (ncs each)
-    r_link, r_conv = n, n + nl
-    r_core = [r_conv + T1 + i * ncs for i in range(len(lay.cores))]
-    nrow = r_conv + T1 + ncs * len(lay.cores)
-    inf = highspy.kHighsInf
-    row_lo = np.concatenate([np.ones(n), np.zeros(nl), np.full(T1, -inf),
-                             np.full(ncs * len(lay.cores), -inf)])
-    row_up = np.concatenate([np.ones(n), np.full(nl, inf), np.ones(T1),
-                             np.concatenate([np.full(ncs, float(q)) for q, _, _ in lay.cores])
-                             if lay.cores else np.zeros(0)])
-    # x columns
-    starts_idx, index, value = [0], [], []
-    cost = np.empty(nx)
-    shift = _core_shift(lay)
-    for j in range(n):
-        oj = int(o[j])
-        for k in range(int(lo[j]), int(hi[j]) + 1):
-            col = int(lay.xoff[j]) + k - int(lo[j])
-            cost[col] = k + oj - int(a[j])
-            first_row = r_link + int(lay.loff[j]) + (k - int(lo[j])) * oj
-            rows = [j, *range(first_row, first_row + oj)]
-            vals = [1.0] + [-1.0] * oj
-            for ci, (_, L, s) in enumerate(lay.cores):
-                Lj = int(L[j])
-                if Lj > 0:
-                    st = k - int(s[j]) + shift
-                    rows += list(range(r_core[ci] + st, r_core[ci] + st + Lj))
-                    vals += [1.0] * Lj
-            index += rows
-            value += vals
-            starts_idx.append(len(index))
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("threads", 1)
-    lp = highspy.HighsLp()
-    lp.num_col_ = nx
-    lp.num_row_ = nrow
-    lp.col_cost_ = cost
-    lp.col_lower_ = np.zeros(nx)
-    lp.col_upper_ = np.full(nx, inf)
-    lp.row_lower_ = row_lo
-    lp.row_upper_ = row_up
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.array(starts_idx, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(value, dtype=np.float64)
-    lp.a_matrix_.num_col_ = nx
-    lp.a_matrix_.num_row_ = nrow
-    h.passModel(lp)
-
-    def add_configs(cfgs: list[tuple[int, list[tuple[int, int]]]]) -> None:
-        st, idx = [0], []
-        for tau, items in cfgs:
-            rows = [r_conv + tau]
-            for j, d in items:
-                k = tau - d
-                rows.append(r_link + int(lay.loff[j]) + (k - int(lo[j])) * int(o[j]) + d - 1)
-            idx += rows
-            st.append(len(idx))
-        m = len(cfgs)
-        h.addCols(m, np.zeros(m), np.zeros(m), np.full(m, inf), len(idx),
-                  np.array(st[:-1], dtype=np.int32), np.array(idx, dtype=np.int32),
-                  np.ones(len(idx)))
-
-    # first columns: the configurations of the given schedule
-    first: list[tuple[int, list[tuple[int, int]]]] = []
-    for tau in range(1, T1):
-        d = tau - starts
-        run = np.flatnonzero((d >= 1) & (d <= o))
-        if run.size:
-            first.append((tau, [(int(j), int(d[j])) for j in run]))
-    add_configs(first)
+    lo, hi = start_windows(instance, horizon=instance.horizon, upper=upper)
+    lay = _layout(instance, np.minimum(lo, starts), np.maximum(hi, starts), cores)
+    master = _Master(lay, verbose)
+    first = _schedule_configs(lay, starts)   # first columns: the schedule's configurations
+    master.add_configs(first)
     ncols = len(first)
     best = -math.inf
     lp_value: float | None = None
     status = "time_limit"
     history: list[tuple[float, float, float]] = []
     it = 0
-    while it < max_iterations:
-        rem = left()
-        if rem <= 0:
-            break
-        h.setOptionValue("time_limit", float(max(rem, 1e-3)))
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    while it < max_iterations and not dl.expired():
+        duals = master.solve(dl)
+        if duals is None:
             break
         it += 1
-        lp_value = float(h.getInfo().objective_function_value)
-        dual = np.array(h.getSolution().row_dual)
-        pi = np.maximum(dual[r_link: r_link + nl], 0.0)
-        sigma = dual[r_conv: r_conv + T1]
-        rho = [np.maximum(-dual[r: r + ncs], 0.0) for r in r_core]
+        lp_value, pi, sigma, rho = duals
         prof, _ = price_slots(lay, pi)
         want = prof > -sigma + tol
         val = _lagrangian_from(lay, pi, rho, prof)
         best = max(best, val)
-        history.append((time.perf_counter() - t0, lp_value, val))
+        history.append((dl.elapsed() - t0, lp_value, val))
         if verbose:
             print(f"it {it}: lp {lp_value:.3f} lagr {val:.3f} best {best:.3f} "
                   f"new {int(want.sum())} cols {ncols}")
@@ -350,11 +260,128 @@ def colgen_bound(instance: Instance, *, time_limit: float | None = 60.0,
             break
         _, cfgs = price_slots(lay, pi, want=want)
         new = [(int(tau), c) for tau, c in enumerate(cfgs) if c]
-        add_configs(new)
+        master.add_configs(new)
         ncols += len(new)
     return ColgenResult(bound=best, status=status, lp_value=lp_value, iterations=it,
-                        columns=ncols, seconds=time.perf_counter() - t0, history=history,
-                        meta={"x_columns": nx, "link_rows": nl, "slots": T1})
+                        columns=ncols, seconds=dl.elapsed() - t0, history=history,
+                        meta={"x_columns": lay.n_x, "link_rows": lay.n_link,
+                              "slots": lay.tau_max + 1})
+
+
+def _schedule_configs(lay: _Layout, starts: NDArray[np.int64]
+                      ) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The configuration of a schedule at every slot where something runs."""
+    out: list[tuple[int, list[tuple[int, int]]]] = []
+    for tau in range(1, lay.tau_max + 1):
+        d = tau - starts
+        run = np.flatnonzero((d >= 1) & (d <= lay.o))
+        if run.size:
+            out.append((tau, [(int(j), int(d[j])) for j in run]))
+    return out
+
+
+class _Master:
+    """The master LP of :func:`colgen_bound` in HiGHS: rows assign (n) | link (one per
+    (j, k, d)) | conv (one per slot) | cores (one block per level), the start columns, and
+    the configuration columns added by :meth:`add_configs`."""
+
+    def __init__(self, lay: _Layout, verbose: bool) -> None:
+        import highspy
+
+        self.lay = lay
+        n, nl = lay.n, lay.n_link
+        self.T1 = lay.tau_max + 1
+        self.ncs = _n_core_slots(lay)
+        self.r_link, self.r_conv = n, n + nl
+        self.r_core = [self.r_conv + self.T1 + i * self.ncs for i in range(len(lay.cores))]
+        inf = self.inf = highspy.kHighsInf
+        nc = self.ncs * len(lay.cores)
+        row_lo = np.concatenate([np.ones(n), np.zeros(nl), np.full(self.T1, -inf),
+                                 np.full(nc, -inf)])
+        row_up = np.concatenate([np.ones(n), np.full(nl, inf), np.ones(self.T1),
+                                 np.concatenate([np.full(self.ncs, float(q))
+                                                 for q, _, _ in lay.cores])
+                                 if lay.cores else np.zeros(0)])
+        cost, starts_idx, index, value = self._start_columns()
+        h = self.h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(verbose))
+        h.setOptionValue("threads", 1)
+        lp = highspy.HighsLp()
+        lp.num_col_ = lay.n_x
+        lp.num_row_ = row_lo.size
+        lp.col_cost_ = cost
+        lp.col_lower_ = np.zeros(lay.n_x)
+        lp.col_upper_ = np.full(lay.n_x, inf)
+        lp.row_lower_ = row_lo
+        lp.row_upper_ = row_up
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = np.array(starts_idx, dtype=np.int32)
+        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+        lp.a_matrix_.value_ = np.array(value, dtype=np.float64)
+        lp.a_matrix_.num_col_ = lay.n_x
+        lp.a_matrix_.num_row_ = row_lo.size
+        h.passModel(lp)
+
+    def _start_columns(self) -> tuple[NDArray[np.float64], list[int], list[int], list[float]]:
+        """Cost and column-wise entries of the start columns ``x[j, k]``."""
+        lay = self.lay
+        starts_idx, index, value = [0], [], []
+        cost = np.empty(lay.n_x)
+        shift = _core_shift(lay)
+        for j in range(lay.n):
+            oj = int(lay.o[j])
+            for k in range(int(lay.lo[j]), int(lay.hi[j]) + 1):
+                col = int(lay.xoff[j]) + k - int(lay.lo[j])
+                cost[col] = k + oj - int(lay.a[j])
+                first_row = self.r_link + int(lay.loff[j]) + (k - int(lay.lo[j])) * oj
+                rows = [j, *range(first_row, first_row + oj)]
+                vals = [1.0] + [-1.0] * oj
+                for ci, (_, L, s) in enumerate(lay.cores):
+                    Lj = int(L[j])
+                    if Lj > 0:
+                        st = k - int(s[j]) + shift
+                        rows += list(range(self.r_core[ci] + st, self.r_core[ci] + st + Lj))
+                        vals += [1.0] * Lj
+                index += rows
+                value += vals
+                starts_idx.append(len(index))
+        return cost, starts_idx, index, value
+
+    def add_configs(self, cfgs: list[tuple[int, list[tuple[int, int]]]]) -> None:
+        """One column per configuration ``(tau, [(j, d), ...])``."""
+        lay = self.lay
+        st, idx = [0], []
+        for tau, items in cfgs:
+            rows = [self.r_conv + tau]
+            for j, d in items:
+                k = tau - d
+                rows.append(self.r_link + int(lay.loff[j]) + (k - int(lay.lo[j])) * int(lay.o[j])
+                            + d - 1)
+            idx += rows
+            st.append(len(idx))
+        m = len(cfgs)
+        self.h.addCols(m, np.zeros(m), np.zeros(m), np.full(m, self.inf), len(idx),
+                       np.array(st[:-1], dtype=np.int32), np.array(idx, dtype=np.int32),
+                       np.ones(len(idx)))
+
+    def solve(self, deadline: Deadline) -> tuple[float, NDArray[np.float64], NDArray[np.float64],
+                                                 list[NDArray[np.float64]]] | None:
+        """Solve the master within ``deadline``: its value and duals ``pi`` (linking, clipped
+        to ``>= 0``), ``sigma`` (convexity) and ``rho`` (cores, ``>= 0``); ``None`` if not
+        solved to optimality."""
+        import highspy
+
+        h = self.h
+        h.setOptionValue("time_limit", float(deadline.remaining(floor=1e-3) or math.inf))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        dual = np.array(h.getSolution().row_dual)
+        nl = self.lay.n_link
+        pi = np.maximum(dual[self.r_link: self.r_link + nl], 0.0)
+        sigma = dual[self.r_conv: self.r_conv + self.T1]
+        rho = [np.maximum(-dual[r: r + self.ncs], 0.0) for r in self.r_core]
+        return float(h.getInfo().objective_function_value), pi, sigma, rho
 
 
 def _lagrangian_from(lay: _Layout, pi: NDArray[np.float64], rho: list[NDArray[np.float64]],

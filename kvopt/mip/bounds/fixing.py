@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
 from kvopt.mip.bounds.lagrangian import lagrangian_reduced_costs
 from kvopt.mip.bounds.sparse_lp import solve_lp_duals
@@ -92,12 +93,14 @@ def reduced_cost_domains(
     intervals: bool = False,
     lp_form: str = "differenced",
     lp_method: str = "ipm",
+    deadline: Deadline | None = None,
 ) -> Fixing | None:
     """Start domains that keep every schedule better than the incumbent ``starts``.
 
     Solves the LP relaxation of ``formulation`` (HiGHS, windows from the incumbent), then
     applies the module docstring's fixing with its row duals (both signs of HiGHS' duals are
-    tried, the larger bound kept). Returns ``None`` if the LP was not solved in time.
+    tried, the larger bound kept). Returns ``None`` if the LP was not solved within
+    ``time_limit`` seconds (or the caller's ``deadline``).
     ``intervals=True`` adds the level-1 lag-interval rows of :mod:`kvopt.mip.bounds.intervals`
     (valid ``<=`` rows for every feasible schedule, proof there) to the LP: a larger bound,
     hence more slots fixed. ``lp_form`` / ``lp_method`` choose how the LP is solved
@@ -113,6 +116,7 @@ def reduced_cost_domains(
     >>> [d.tolist() for d in fx.domains]     # the incumbent is optimal: nothing else kept
     [[0, 8], [0, 8], [0]]
     """
+    dl = as_deadline(time_limit, deadline)
     instance.require_slotted()
     t0 = time.perf_counter()
     st = np.asarray(starts, dtype=np.int64)
@@ -122,7 +126,7 @@ def reduced_cost_domains(
     if intervals:
         families = interval_families(instance, data.groups)
         data = add_interval_rows(data, families)
-    res = solve_lp_duals(data, time_limit=time_limit, form=lp_form, method=lp_method)
+    res = solve_lp_duals(data, deadline=dl, form=lp_form, method=lp_method)
     dual = res.row_dual
     if res.status != "optimal" or res.value is None or dual is None:
         return None

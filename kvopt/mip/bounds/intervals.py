@@ -297,8 +297,7 @@ def _solve_lp_duals(data: MILPData, deadline: Deadline, form: str, method: str
     value, the original rows' duals, solver info."""
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
-    res = solve_lp_duals(data, time_limit=deadline.remaining(floor=1e-3), form=form,
-                         method=method)
+    res = solve_lp_duals(data, deadline=deadline, form=form, method=method)
     if res.status != "optimal" or res.row_dual is None:
         return str(res.info.get("message", res.status)), None, None, res.info
     return "optimal", res.value, res.row_dual, res.info
@@ -306,10 +305,10 @@ def _solve_lp_duals(data: MILPData, deadline: Deadline, form: str, method: str
 
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                    upper: float | None = None, n_families: int = 3,
-                   levels: tuple[int, ...] = (1,),
-                   memory_budget: str | int | float | None = None,
+                   levels: tuple[int, ...] = (1,), ram: str | int | float | None = None,
                    lp_form: str = "differenced", lp_method: str = "ipm",
-                   deadline: Deadline | None = None) -> IntervalBound:
+                   deadline: Deadline | None = None,
+                   memory_budget: str | int | float | None = None) -> IntervalBound:
     """Lower bound from the ``tight+cores`` LP plus the lag-interval rows (module docstring).
 
     Parameters
@@ -327,8 +326,9 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         (:func:`kvopt.mip.model.builder.start_windows`, which keep every optimal schedule).
     n_families, levels
         Lag-interval families per level and their levels (:func:`interval_families`).
-    memory_budget
-        As in :func:`kvopt.mip.bounds.relaxations.lp_bound` (checked on the ``tight+cores`` part).
+    ram
+        RAM budget, as in :func:`kvopt.mip.bounds.relaxations.lp_bound` (checked on the
+        ``tight+cores`` part; ``memory_budget`` is its deprecated name).
     lp_form, lp_method
         How the LP is solved (:func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`: one of
         :data:`~kvopt.mip.bounds.sparse_lp.LP_FORMS` and of
@@ -357,12 +357,13 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     >>> res.status, round(lp_bound(inst, "tight+cores"), 2), round(res.bound, 2)
     ('optimal', 47.0, 52.0)
     """
-    from kvopt.core.errors import MemoryBudgetError, UsageError
+    from kvopt.core.errors import UsageError
     from kvopt.core.limits import resolve_memory_budget
     from kvopt.core.mcsf import mcsf_starts
+    from kvopt.mip._deprecated import renamed_argument
     from kvopt.mip.bounds.sparse_lp import LP_FORMS, LP_METHODS
     from kvopt.mip.model.builder import build_milp
-    from kvopt.mip.model.sizing import estimate
+    from kvopt.mip.model.sizing import check_memory
 
     dl = as_deadline(time_limit, deadline)
     t0 = dl.elapsed()
@@ -374,12 +375,11 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                          f"{lp_method!r}")
     if upper is None:
         upper = instance.tel_of_starts(mcsf_starts(instance))
-    budget = resolve_memory_budget(memory_budget, "memory_budget")
-    est = estimate(instance, "tight+cores", "lp-differenced", upper=upper)
-    if est.bytes > budget:
-        raise MemoryBudgetError("memory_budget", f"the interval LP ({est.describe()} before "
-                                "the interval rows) exceeds the memory budget",
-                                estimate=est, budget=budget)
+    budget = resolve_memory_budget(renamed_argument(ram, memory_budget, "memory_budget", "ram"),
+                                   "ram")
+    check_memory(instance, "tight+cores", "lp-differenced", budget, upper=upper, flag="ram",
+                 what="the interval LP (before its interval rows)",
+                 hint="the Lagrangian bound (kvopt bound --lp lagrangian) needs O(n T) memory")
     base = build_milp(instance, "tight+cores", upper=upper)
     fams = interval_families(instance, base.groups, n_families=n_families, levels=levels)
     data = add_interval_rows(base, fams)

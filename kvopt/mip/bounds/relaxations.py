@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip.backends.base import get_backend
 from kvopt.mip.model.builder import build_milp, group_requests, start_windows
@@ -24,13 +25,15 @@ class LPNotSolvedError(RuntimeError):
 
 
 def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",
-             time_limit: float | None = 120.0,
+             time_limit: float | None = 120.0, ram: str | int | float | None = None,
+             deadline: Deadline | None = None,
              memory_budget: str | int | float | None = None) -> float:
     """LP-relaxation bound of a time-indexed formulation (HiGHS or scipy).
 
-    The model's size is estimated before it is built (:func:`kvopt.mip.model.sizing.estimate`);
-    above ``memory_budget`` (default :func:`kvopt.core.limits.memory_budget`) a
-    :class:`~kvopt.core.errors.MemoryBudgetError` suggests :func:`lagrangian_bound`.
+    The model's size is estimated before it is built (:func:`kvopt.mip.model.sizing.check_memory`);
+    above the RAM budget ``ram`` (default :func:`kvopt.core.limits.resolve_memory_budget`;
+    ``memory_budget`` is its deprecated name) a :class:`~kvopt.core.errors.MemoryBudgetError`
+    suggests :func:`lagrangian_bound`. ``time_limit`` seconds, or a caller's ``deadline``.
 
     Examples
     --------
@@ -38,21 +41,17 @@ def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "h
     >>> 3.0 <= lp_bound(inst) <= 4.0
     True
     """
-    from kvopt.core.errors import MemoryBudgetError
-    from kvopt.core.limits import format_bytes
-    from kvopt.core.limits import resolve_memory_budget as resolve_budget
-    from kvopt.mip.model.sizing import estimate
+    from kvopt.core.limits import resolve_memory_budget
+    from kvopt.mip._deprecated import renamed_argument
+    from kvopt.mip.model.sizing import check_memory
 
-    budget = resolve_budget(memory_budget, "memory_budget")
-    est = estimate(instance, formulation, "lp")
-    if est.bytes > budget:
-        raise MemoryBudgetError(
-            "formulation", f"the LP relaxation ({est.describe()}) exceeds the memory budget "
-            f"of {format_bytes(budget)} (memory_budget / --memory-budget / "
-            "KVOPT_MEMORY_BUDGET); lagrangian_bound (kvopt bound --lp lagrangian) needs "
-            "O(n T) memory", estimate=est, budget=budget)
+    dl = as_deadline(time_limit, deadline)
+    budget = resolve_memory_budget(renamed_argument(ram, memory_budget, "memory_budget", "ram"),
+                                   "ram")
+    check_memory(instance, formulation, "lp", budget, what="the LP relaxation",
+                 hint="lagrangian_bound (kvopt bound --lp lagrangian) needs O(n T) memory")
     data = build_milp(instance, formulation)
-    res = get_backend(solver).solve(data, time_limit=time_limit, threads=1, relax=True)
+    res = get_backend(solver).solve(data, deadline=dl, threads=1, relax=True)
     if res.status != "optimal" or res.objective is None:
         raise LPNotSolvedError(f"LP relaxation not solved: {res.status} ({res.message})")
     return float(res.objective)

@@ -65,6 +65,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.model.data import MILPData
 
 #: Variable sets of :func:`cumulative_lp`.
@@ -397,7 +398,7 @@ class LPDuals:
 
 def solve_lp_duals(data: MILPData, *, time_limit: float | None = None,
                    form: str = "differenced", method: str = "ipm",
-                   threads: int = 1) -> LPDuals:
+                   threads: int = 1, deadline: Deadline | None = None) -> LPDuals:
     """Solve the LP relaxation of ``data`` with HiGHS and return its original rows' duals.
 
     The defaults (row-differenced model, interior point with crossover) were the fastest
@@ -409,8 +410,9 @@ def solve_lp_duals(data: MILPData, *, time_limit: float | None = None,
     data
         A time-indexed model (:func:`kvopt.mip.model.builder.build_milp`, possibly with interval
         rows).
-    time_limit
-        Seconds for the build and the solve (``None``: none).
+    time_limit, deadline
+        Seconds for the build and the solve (``None``: none), or a caller's
+        :class:`~kvopt.core.limits.Deadline` to share.
     form
         One of :data:`LP_FORMS`: ``"differenced"`` (:func:`differenced_lp`),
         ``"cumulative"`` (:func:`cumulative_lp`) or ``"dense"`` (``data`` as it is). The
@@ -439,6 +441,7 @@ def solve_lp_duals(data: MILPData, *, time_limit: float | None = None,
         raise UsageError("form", f"must be one of {', '.join(LP_FORMS)}, got {form!r}")
     if method not in LP_METHODS:
         raise UsageError("method", f"must be one of {', '.join(LP_METHODS)}, got {method!r}")
+    dl = as_deadline(time_limit, deadline)
     t0 = time.perf_counter()
     relaxed = dataclasses.replace(data, integrality=np.zeros(data.n_cols, dtype=np.int8),
                                   x0=None)
@@ -446,9 +449,7 @@ def solve_lp_duals(data: MILPData, *, time_limit: float | None = None,
     dif = differenced_lp(relaxed) if form == "differenced" else None
     model = cum.lp if cum is not None else dif.lp if dif is not None else relaxed
     build_s = time.perf_counter() - t0
-    if time_limit is not None:
-        time_limit = max(float(time_limit) - build_s, 1e-3)
-    res = HighsBackend().solve(model, time_limit=time_limit, threads=threads, relax=True,
+    res = HighsBackend().solve(model, deadline=dl, threads=threads, relax=True,
                                options={"solver": "ipx" if method == "ipm" else method})
     info: dict[str, Any] = {"form": form, "method": method, "rows": model.n_rows,
                             "cols": model.n_cols, "nnz": int(model.nnz),

@@ -39,6 +39,8 @@ Formulations (see :data:`FORMULATIONS`):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -148,8 +150,244 @@ def conflict_cliques(
     return cliques
 
 
-def _dff_coeff(w: NDArray[np.int64], q: int, M: int) -> NDArray[np.int64]:
-    return ((q + 1) * w) // (M + 1)
+@dataclass(frozen=True)
+class Layout:
+    """The columns of a time-indexed formulation, before any row is built.
+
+    One column per group of requests (:func:`group_requests`) and start slot of its window
+    ``[lo, max hi]`` (:func:`start_windows`; ``naive``: ``[a, T - o]`` with ``T = sum (a + o)``).
+    :func:`build_milp` builds the rows on it; :func:`kvopt.mip.model.sizing.milp_shape`
+    counts them with the size formula beside each row family, in ``O(n)`` after the windows.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> len(lay.groups), lay.n_cols, lay.horizon
+    (2, 17, 11)
+    """
+
+    instance: Instance
+    formulation: str
+    horizon: int
+    lo: NDArray[np.int64]
+    hi: NDArray[np.int64]
+    groups: list[NDArray[np.int64]]
+    upper: float | None
+
+    @cached_property
+    def rep(self) -> NDArray[np.int64]:
+        """A representative request of every group."""
+        return np.array([int(g[0]) for g in self.groups], dtype=np.int64)
+
+    @cached_property
+    def size(self) -> NDArray[np.int64]:
+        """Requests per group."""
+        return np.array([g.size for g in self.groups], dtype=np.int64)
+
+    @cached_property
+    def group_hi(self) -> NDArray[np.int64]:
+        """Last start slot of every group's window."""
+        return np.array([int(self.hi[g].max()) for g in self.groups], dtype=np.int64)
+
+    @cached_property
+    def cols_per_group(self) -> NDArray[np.int64]:
+        return self.group_hi - self.lo[self.rep] + 1
+
+    @property
+    def n_cols(self) -> int:
+        return int(self.cols_per_group.sum())
+
+    @cached_property
+    def col_group(self) -> NDArray[np.int64]:
+        """Group of every column."""
+        return np.repeat(np.arange(len(self.groups), dtype=np.int64), self.cols_per_group)
+
+    @cached_property
+    def col_start(self) -> NDArray[np.int64]:
+        """Start slot of every column."""
+        first = np.repeat(np.cumsum(self.cols_per_group) - self.cols_per_group,
+                          self.cols_per_group)
+        return (self.lo[self.rep][self.col_group]
+                + np.arange(self.col_group.size, dtype=np.int64) - first)
+
+    def of_group(self, values: NDArray[np.int64]) -> NDArray[np.int64]:
+        """A per-request array read at every group's representative."""
+        return values[self.rep].astype(np.int64)
+
+    @property
+    def slots(self) -> int:
+        """An upper bound on the slots where a column may hold memory (rows per slot family)."""
+        go = self.of_group(self.instance.output)
+        return int(min((self.group_hi + go).max() - self.lo[self.rep].min(), self.horizon + 1))
+
+
+def layout(instance: Instance, formulation: str, *, upper: float | None = None) -> Layout:
+    """The :class:`Layout` of ``formulation`` (windows from the incumbent TEL ``upper``)."""
+    instance.require_slotted()
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"unknown formulation {formulation!r}; valid: {', '.join(FORMULATIONS)}")
+    a = instance.arrival.astype(np.int64)
+    o = instance.output.astype(np.int64)
+    naive = formulation == "naive"
+    if naive:
+        T = int((a + o).sum())
+        lo, hi = a.copy(), np.maximum(T - o, a)
+    else:
+        T = instance.horizon
+        lo, hi = start_windows(instance, horizon=T, upper=upper)
+    return Layout(instance, formulation, T, lo, hi, group_requests(instance, not naive), upper)
+
+
+@dataclass
+class RowBlock:
+    """Rows of one family: entries ``(rows, cols, vals)`` with rows numbered from 0 in the
+    block, and per row its bounds and kind."""
+
+    rows: NDArray[np.int64]
+    cols: NDArray[np.int64]
+    vals: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    kinds: list[str]
+
+
+@dataclass(frozen=True)
+class _Ramps:
+    """The memory entries of every column: column ``jj`` holds ``w = s + d`` at slot ``tau``
+    (``d = 1 .. o``), and the memory row of every slot that some column reaches."""
+
+    jj: NDArray[np.int64]
+    tau: NDArray[np.int64]
+    w: NDArray[np.int64]
+    used: NDArray[np.int64]
+    row_of_tau: NDArray[np.int64]
+
+
+def _ramps(lay: Layout) -> _Ramps:
+    go = lay.of_group(lay.instance.output)[lay.col_group]
+    gs = lay.of_group(lay.instance.prompt)[lay.col_group]
+    jj = np.repeat(np.arange(lay.n_cols), go)
+    dd = np.arange(jj.size) - np.repeat(np.cumsum(go) - go, go) + 1
+    tau = lay.col_start[jj] + dd
+    used = np.unique(tau)
+    row_of_tau = np.full(int(tau.max()) + 1, -1, dtype=np.int64)
+    row_of_tau[used] = np.arange(used.size)
+    return _Ramps(jj, tau, gs[jj] + dd, used, row_of_tau)
+
+
+def _block(rows: NDArray[np.int64], cols: NDArray[np.int64], vals: NDArray[Any],
+           n_rows: int, upper: float, kind: str) -> RowBlock:
+    """A block of ``<=`` rows with one right-hand side."""
+    return RowBlock(rows, cols, np.asarray(vals, dtype=np.float64), np.full(n_rows, -np.inf),
+                    np.full(n_rows, float(upper)), [kind] * n_rows)
+
+
+def _on_present(rows: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], int]:
+    """``rows`` (indices below ``n``) renumbered onto the rows present, and their count."""
+    present = np.unique(rows)
+    remap = np.full(n, -1, dtype=np.int64)
+    remap[present] = np.arange(present.size)
+    return remap[rows], int(present.size)
+
+
+def assignment_rows(lay: Layout) -> RowBlock:
+    """``sum_k y[g, k] = |g|`` for every group ``g``."""
+    size = lay.size.astype(np.float64)
+    return RowBlock(lay.col_group, np.arange(lay.n_cols), np.ones(lay.n_cols), size, size,
+                    ["assign"] * len(lay.groups))
+
+
+def assignment_size(lay: Layout) -> tuple[int, int]:
+    """Rows and non-zeros of :func:`assignment_rows` (exact): one row per group, one entry per
+    column."""
+    return len(lay.groups), lay.n_cols
+
+
+def memory_rows(lay: Layout, ramps: _Ramps) -> RowBlock:
+    """``sum_{g,k} (s_g + tau - k) y[g, k] <= M`` at every slot ``tau`` some column reaches."""
+    return _block(ramps.row_of_tau[ramps.tau], ramps.jj, ramps.w, ramps.used.size,
+                  lay.instance.memory, "memory")
+
+
+def memory_size(lay: Layout) -> tuple[int, int]:
+    """Rows (at most one per slot) and non-zeros (exact: ``o`` per column) of
+    :func:`memory_rows`."""
+    return lay.slots, int((lay.cols_per_group * lay.of_group(lay.instance.output)).sum())
+
+
+def dff_rows(lay: Layout, ramps: _Ramps, q: int) -> RowBlock | None:
+    """DFF cut ``q`` of every memory row: ``sum floor((q+1) w / (M+1)) y <= q`` (``None`` if no
+    coefficient is positive)."""
+    coef = ((q + 1) * ramps.w) // (int(lay.instance.memory) + 1)
+    keep = coef > 0
+    if not keep.any():
+        return None
+    rows, count = _on_present(ramps.row_of_tau[ramps.tau[keep]], ramps.used.size)
+    return _block(rows, ramps.jj[keep], coef[keep], count, q, f"dff{q}")
+
+
+def dff_size(lay: Layout, q: int) -> tuple[int, int]:
+    """Rows (at most one per slot) and non-zeros (exact: the ages ``d >= ceil((M+1)/(q+1)) - s``
+    of every column) of :func:`dff_rows`."""
+    M = int(lay.instance.memory)
+    gs, go = lay.of_group(lay.instance.prompt), lay.of_group(lay.instance.output)
+    dmin = np.maximum(-(-(M + 1) // (q + 1)) - gs, 1)
+    return lay.slots, int((lay.cols_per_group * np.maximum(go - dmin + 1, 0)).sum())
+
+
+def core_rows(lay: Layout, q: int) -> RowBlock | None:
+    """``sum y[g, k] <= q`` over the starts whose level-``q`` core
+    (:func:`~kvopt.mip.bounds.combinatorial.core_lengths`) contains slot ``t``."""
+    L, _ = core_lengths(lay.instance, q)
+    gL = L[lay.rep][lay.col_group]
+    keep = np.flatnonzero(gL > 0)
+    if keep.size == 0:
+        return None
+    lens = gL[keep]
+    jc = np.repeat(keep, lens)
+    off = np.arange(jc.size) - np.repeat(np.cumsum(lens) - lens, lens)
+    tc = lay.col_start[jc] - lay.of_group(lay.instance.prompt)[lay.col_group[jc]] + off
+    present, rows = np.unique(tc - int(tc.min()), return_inverse=True)
+    return _block(rows.reshape(-1), jc, np.ones(jc.size), present.size, q, f"core{q}")
+
+
+def core_size(lay: Layout, q: int) -> tuple[int, int]:
+    """Rows (at most one per slot from ``-max s``) and non-zeros (exact: ``L`` per column) of
+    :func:`core_rows`."""
+    L, _ = core_lengths(lay.instance, q)
+    return (lay.slots + int(lay.instance.prompt.max()) + 1,
+            int((lay.cols_per_group * np.maximum(L[lay.rep], 0)).sum()))
+
+
+def clique_rows(lay: Layout, ramps: _Ramps) -> list[RowBlock]:
+    """Per disjunctive clique ``B`` (:func:`conflict_cliques`), at most one member runs at any
+    slot: ``sum_{i in B} sum_{k = tau - o_i}^{tau - 1} y[i, k] <= 1``."""
+    out = []
+    for n, members in enumerate(conflict_cliques(lay.instance, lay.groups)):
+        inside = np.isin(lay.col_group[ramps.jj], members)
+        rows, count = _on_present(ramps.row_of_tau[ramps.tau[inside]], ramps.used.size)
+        out.append(_block(rows, ramps.jj[inside], np.ones(rows.size), count, 1, f"clique{n}"))
+    return out
+
+
+def clique_size(lay: Layout) -> tuple[int, int]:
+    """Rows (at most one per slot and clique, at most 4 cliques) and non-zeros (the cliques
+    are disjoint: at most one per memory entry) of :func:`clique_rows`."""
+    return 4 * lay.slots, memory_size(lay)[1]
+
+
+def _stack(blocks: list[RowBlock], n_cols: int) -> tuple[sp.csr_matrix, NDArray[np.float64],
+                                                          NDArray[np.float64], list[str]]:
+    """The blocks one under the other: matrix, row bounds, row kinds."""
+    offs = np.cumsum([0] + [len(b.kinds) for b in blocks])
+    A = sp.csr_matrix((np.concatenate([b.vals for b in blocks]),
+                       (np.concatenate([b.rows + o for b, o in zip(blocks, offs, strict=False)]),
+                        np.concatenate([b.cols for b in blocks]))),
+                      shape=(int(offs[-1]), n_cols))
+    A.sum_duplicates()
+    return (A, np.concatenate([b.lower for b in blocks]),
+            np.concatenate([b.upper for b in blocks]), [k for b in blocks for k in b.kinds])
 
 
 def build_milp(
@@ -179,6 +417,8 @@ def build_milp(
         Override the DFF cut levels (``()`` for none).
     use_cliques
         Override the disjunctive clique rows (see :func:`conflict_cliques`).
+    cores
+        Override the core levels (default ``(1, 2)`` for ``tight+cores``, else none).
 
     Returns
     -------
@@ -191,133 +431,57 @@ def build_milp(
     >>> d.n_cols, int(d.meta["horizon"])
     (14, 12)
     """
-    instance.require_slotted()
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"unknown formulation {formulation!r}; valid: {', '.join(FORMULATIONS)}")
-    a = instance.arrival.astype(np.int64)
-    s = instance.prompt.astype(np.int64)
-    o = instance.output.astype(np.int64)
-    M = int(instance.memory)
-    naive = formulation == "naive"
     if warm_starts is not None and upper is None:
         upper = instance.tel_of_starts(warm_starts)
-    if naive:
-        T = int((a + o).sum())
-        lo, hi = a.copy(), np.maximum(T - o, a)
-    else:
-        T = instance.horizon
-        lo, hi = start_windows(instance, horizon=T, upper=upper)
+    lay = layout(instance, formulation, upper=upper)
     cut = formulation in ("tight+cuts", "tight+cores")
-    levels = (() if not cut else (1, 2)) if dff is None else tuple(dff)
-    cliques = cut if use_cliques is None else use_cliques
-    groups = group_requests(instance, aggregate=not naive)
-
-    cols_g, cols_k = [], []
-    for g, members in enumerate(groups):
-        i = int(members[0])
-        ks = np.arange(lo[i], int(hi[members].max()) + 1, dtype=np.int64)
-        cols_g.append(np.full(ks.size, g, dtype=np.int64))
-        cols_k.append(ks)
-    col_group = np.concatenate(cols_g)
-    col_start = np.concatenate(cols_k)
-    ncol = col_group.size
-    rep = np.array([int(m[0]) for m in groups], dtype=np.int64)
-    size = np.array([m.size for m in groups], dtype=np.int64)
-    gs, go, ga = s[rep][col_group], o[rep][col_group], a[rep][col_group]
-
-    c = (col_start + go - ga).astype(np.float64)
-    # memory entries: column j contributes gs + d at tau = k + d, d = 1..o
-    nnz_per = go
-    jj = np.repeat(np.arange(ncol), nnz_per)
-    offs = np.arange(jj.size) - np.repeat(np.cumsum(nnz_per) - nnz_per, nnz_per)
-    dd = offs + 1
-    tau = col_start[jj] + dd
-    w = gs[jj] + dd
-    tau0 = int(tau.min())
-    used = np.unique(tau)
-    row_of_tau = np.full(int(tau.max()) + 1, -1, dtype=np.int64)
-    row_of_tau[used] = np.arange(used.size)
-    n_assign = len(groups)
-    blocks_r = [col_group, n_assign + row_of_tau[tau]]
-    blocks_c = [np.arange(ncol), jj]
-    blocks_v = [np.ones(ncol), w.astype(np.float64)]
-    rl = [size.astype(np.float64), np.full(used.size, -np.inf)]
-    ru = [size.astype(np.float64), np.full(used.size, float(M))]
-    kinds = ["assign"] * n_assign + ["memory"] * used.size
-    nrow = n_assign + used.size
-    for q in levels:
-        coef = _dff_coeff(w, q, M)
-        keep = coef > 0
-        if not keep.any():
-            continue
-        rows_q = row_of_tau[tau[keep]]
-        present = np.unique(rows_q)
-        remap = np.full(used.size, -1, dtype=np.int64)
-        remap[present] = np.arange(present.size)
-        blocks_r.append(nrow + remap[rows_q])
-        blocks_c.append(jj[keep])
-        blocks_v.append(coef[keep].astype(np.float64))
-        rl.append(np.full(present.size, -np.inf))
-        ru.append(np.full(present.size, float(q)))
-        kinds += [f"dff{q}"] * present.size
-        nrow += present.size
-    core_levels = (() if formulation != "tight+cores" else (1, 2)) if cores is None \
+    levels = ((1, 2) if cut else ()) if dff is None else tuple(dff)
+    core_levels = ((1, 2) if formulation == "tight+cores" else ()) if cores is None \
         else tuple(cores)
-    for q in core_levels:
-        L, _ = core_lengths(instance, q)
-        gL = L[rep][col_group]
-        keep_c = np.flatnonzero(gL > 0)
-        if keep_c.size == 0:
-            continue
-        lens = gL[keep_c]
-        jc = np.repeat(keep_c, lens)
-        offc = np.arange(jc.size) - np.repeat(np.cumsum(lens) - lens, lens)
-        tc = col_start[jc] - s[rep][col_group[jc]] + offc
-        tmin = int(tc.min())
-        present, rows_c = np.unique(tc - tmin, return_inverse=True)
-        blocks_r.append(nrow + rows_c.reshape(-1))
-        blocks_c.append(jc)
-        blocks_v.append(np.ones(jc.size))
-        rl.append(np.full(present.size, -np.inf))
-        ru.append(np.full(present.size, float(q)))
-        kinds += [f"core{q}"] * present.size
-        nrow += present.size
-    n_cliques = 0
-    if cliques:
-        for members in conflict_cliques(instance, groups):
-            in_clique = np.isin(col_group[jj], members)
-            rows_c = row_of_tau[tau[in_clique]]
-            present = np.unique(rows_c)
-            remap = np.full(used.size, -1, dtype=np.int64)
-            remap[present] = np.arange(present.size)
-            blocks_r.append(nrow + remap[rows_c])
-            blocks_c.append(jj[in_clique])
-            blocks_v.append(np.ones(rows_c.size))
-            rl.append(np.full(present.size, -np.inf))
-            ru.append(np.ones(present.size))
-            kinds += [f"clique{n_cliques}"] * present.size
-            nrow += present.size
-            n_cliques += 1
-    A = sp.csr_matrix((np.concatenate(blocks_v), (np.concatenate(blocks_r),
-                                                  np.concatenate(blocks_c))),
-                      shape=(nrow, ncol))
-    A.sum_duplicates()
-    col_upper = size[col_group].astype(np.float64)
+    ramps = _ramps(lay)
+    blocks = [assignment_rows(lay), memory_rows(lay, ramps)]
+    blocks += [b for q in levels if (b := dff_rows(lay, ramps, q)) is not None]
+    blocks += [b for q in core_levels if (b := core_rows(lay, q)) is not None]
+    cliques = clique_rows(lay, ramps) if (cut if use_cliques is None else use_cliques) else []
+    A, row_lower, row_upper, kinds = _stack(blocks + cliques, lay.n_cols)
+    col_group, col_start = lay.col_group, lay.col_start
+    c = (col_start + lay.of_group(instance.output)[col_group]
+         - lay.of_group(instance.arrival)[col_group]).astype(np.float64)
     x0 = None
     if warm_starts is not None:
-        x0 = encode_starts(col_group, col_start, groups, np.asarray(warm_starts, np.int64))
+        x0 = encode_starts(col_group, col_start, lay.groups, np.asarray(warm_starts, np.int64))
     meta: dict[str, Any] = {
-        "formulation": formulation, "horizon": T, "first_row_slot": tau0,
-        "groups": len(groups), "dff_levels": list(levels), "cliques": n_cliques,
-        "window_mean": float((hi - lo + 1).mean()), "upper_used": upper,
+        "formulation": formulation, "horizon": lay.horizon,
+        "first_row_slot": int(ramps.tau.min()), "groups": len(lay.groups),
+        "dff_levels": list(levels), "cliques": len(cliques),
+        "window_mean": float((lay.hi - lay.lo + 1).mean()), "upper_used": upper,
     }
     return MILPData(
-        c=c, A=A, row_lower=np.concatenate(rl), row_upper=np.concatenate(ru),
-        col_lower=np.zeros(ncol), col_upper=col_upper,
-        integrality=np.ones(ncol, dtype=np.int8), obj_offset=0.0,
-        col_group=col_group, col_start=col_start, groups=groups, row_kind=kinds, x0=x0,
+        c=c, A=A, row_lower=row_lower, row_upper=row_upper,
+        col_lower=np.zeros(lay.n_cols), col_upper=lay.size[col_group].astype(np.float64),
+        integrality=np.ones(lay.n_cols, dtype=np.int8), obj_offset=0.0,
+        col_group=col_group, col_start=col_start, groups=lay.groups, row_kind=kinds, x0=x0,
         objective_is_integer=True, meta=meta,
     )
+
+
+def family_sizes(lay: Layout) -> list[tuple[str, int, int]]:
+    """``(family, rows, non-zeros)`` of every row family :func:`build_milp` builds for
+    ``lay.formulation`` with its default levels (rows and non-zeros are upper bounds).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> [f for f, _, _ in family_sizes(layout(inst, "tight+cores", upper=30))]
+    ['assign', 'memory', 'dff1', 'dff2', 'cliques', 'core1', 'core2']
+    """
+    out = [("assign", *assignment_size(lay)), ("memory", *memory_size(lay))]
+    if lay.formulation in ("tight+cuts", "tight+cores"):
+        out += [(f"dff{q}", *dff_size(lay, q)) for q in (1, 2)]
+        out.append(("cliques", *clique_size(lay)))
+    if lay.formulation == "tight+cores":
+        out += [(f"core{q}", *core_size(lay, q)) for q in (1, 2)]
+    return out
 
 
 def encode_starts(

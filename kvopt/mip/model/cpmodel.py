@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
-from kvopt.mip.backends.base import BackendResult, remaining
+from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.backends.base import BackendResult
 from kvopt.mip.backends.cpsat import run_cpsat
 from kvopt.mip.bounds.combinatorial import combinatorial_bound, core_lengths
 from kvopt.mip.model.builder import conflict_cliques, group_requests, start_windows
@@ -127,8 +127,8 @@ def canonical_starts(instance: Instance, starts: NDArray[np.int64]) -> NDArray[n
 def solve_cp(
     instance: Instance,
     *,
-    time_limit: float | None,
-    threads: int,
+    time_limit: float | None = None,
+    threads: int = 1,
     warm_starts: NDArray[np.int64] | None = None,
     upper: float | None = None,
     lower: float | None = None,
@@ -138,6 +138,7 @@ def solve_cp(
     domains: list[NDArray[np.int64]] | None = None,
     families: list[Any] | None = None,
     formulation: str | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[BackendResult, NDArray[np.int64] | None, dict[str, Any]]:
     """Solve the ``cp`` formulation with CP-SAT.
 
@@ -145,8 +146,9 @@ def solve_cp(
     ----------
     instance
         A slotted instance.
-    time_limit, threads, verbose
-        Time limit (s) of the whole call (model build included), workers and log.
+    time_limit, deadline, threads, verbose
+        Time limit (s) of the whole call (model build included), or a caller's
+        :class:`~kvopt.core.limits.Deadline` to share; workers and log.
     warm_starts
         Hint (MC-SF starts); its TEL also caps the objective.
     upper, lower
@@ -182,27 +184,57 @@ def solve_cp(
     """
     from ortools.sat.python import cp_model
 
-    t_call = time.perf_counter()
+    dl = as_deadline(time_limit, deadline)
     instance.require_slotted()
-    a = instance.arrival.astype(np.int64)
-    s = instance.prompt.astype(np.int64)
-    o = instance.output.astype(np.int64)
-    n, M = instance.n, int(instance.memory)
     if warm_starts is not None and upper is None:
         upper = instance.tel_of_starts(warm_starts)
-    T = instance.horizon
-    lo, hi = start_windows(instance, horizon=T, upper=upper)
+    lo, hi = start_windows(instance, horizon=instance.horizon, upper=upper)
     m = cp_model.CpModel()
-    if domains is None:
-        k = [m.NewIntVar(int(lo[i]), int(hi[i]), f"k{i}") for i in range(n)]
+    k = _start_variables(m, lo, hi, domains)
+    counts = _add_constraints(m, instance, k, cores=cores, pairs=pairs, families=families)
+    _add_objective(m, instance, k, lower=lower, upper=upper, warm_starts=warm_starts)
+    solver, code, runtime, status = run_cpsat(m, deadline=dl, threads=threads, verbose=verbose)
+    has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    starts = np.array([solver.Value(v) for v in k], dtype=np.int64) if has else None
+    objective = float(solver.ObjectiveValue()) if has else None
+    if status == "infeasible":
+        bound = math.inf
+    elif has or status == "time_limit":
+        bound = float(solver.BestObjectiveBound())
     else:
-        k = []
-        for i in range(n):
-            dom = np.asarray(domains[i], dtype=np.int64)
-            dom = dom[(dom >= lo[i]) & (dom <= hi[i])]
-            if dom.size == 0:
-                raise ValueError(f"empty start domain for request {i}")
-            k.append(m.NewIntVarFromDomain(cp_model.Domain.FromValues(dom.tolist()), f"k{i}"))
+        bound = -math.inf
+    name = formulation or ("cp+pairs" if pairs else "cp+cores" if cores else "cp")
+    stats: dict[str, Any] = {"formulation": name, "horizon": instance.horizon, **counts,
+                             "window_mean": float((hi - lo + 1).mean())}
+    return (BackendResult(status, None, objective, bound, runtime, solver.StatusName(code)),
+            starts, stats)
+
+
+def _start_variables(m: Any, lo: NDArray[np.int64], hi: NDArray[np.int64],
+                     domains: list[NDArray[np.int64]] | None) -> list[Any]:
+    """One start variable per request, on its window (intersected with ``domains``)."""
+    from ortools.sat.python import cp_model
+
+    if domains is None:
+        return [m.NewIntVar(int(lo[i]), int(hi[i]), f"k{i}") for i in range(lo.size)]
+    k = []
+    for i in range(lo.size):
+        dom = np.asarray(domains[i], dtype=np.int64)
+        dom = dom[(dom >= lo[i]) & (dom <= hi[i])]
+        if dom.size == 0:
+            raise ValueError(f"empty start domain for request {i}")
+        k.append(m.NewIntVarFromDomain(cp_model.Domain.FromValues(dom.tolist()), f"k{i}"))
+    return k
+
+
+def _add_constraints(m: Any, instance: Instance, k: list[Any], *, cores: tuple[int, ...],
+                     pairs: bool, families: list[Any] | None) -> dict[str, int]:
+    """The staircase cumulative, the disjunctive cliques, the ``cores`` levels, the lag-interval
+    ``families``, the pairwise lags (``pairs``) and the symmetry breaking (module docstring);
+    returns how many of each."""
+    s = instance.prompt.astype(np.int64)
+    o = instance.output.astype(np.int64)
+    n = instance.n
     intervals, demands = [], []
     for i in range(n):
         oi = int(o[i])
@@ -211,9 +243,9 @@ def solve_cp(
         for d in range(2, oi + 1):
             intervals.append(m.NewFixedSizeIntervalVar(k[i] + d, oi - d + 1, ""))
             demands.append(1)
-    m.AddCumulative(intervals, demands, M)
-    singles = group_requests(instance, aggregate=False)
-    cliques = conflict_cliques(instance, singles, max_cliques=8)
+    m.AddCumulative(intervals, demands, int(instance.memory))
+    cliques = conflict_cliques(instance, group_requests(instance, aggregate=False),
+                               max_cliques=8)
     for cl in cliques:
         m.AddNoOverlap([m.NewFixedSizeIntervalVar(k[int(i)] + 1, int(o[int(i)]), "")
                         for i in cl])
@@ -233,30 +265,22 @@ def solve_cp(
     for g in group_requests(instance, aggregate=True):
         for u, v in itertools.pairwise(g):
             m.Add(k[int(u)] <= k[int(v)])
+    return {"core_intervals": n_core, "lag_intervals": n_fam, "pairs": n_pairs,
+            "intervals": len(intervals), "cliques": len(cliques)}
+
+
+def _add_objective(m: Any, instance: Instance, k: list[Any], *, lower: float | None,
+                   upper: float | None, warm_starts: NDArray[np.int64] | None) -> None:
+    """Minimise TEL within ``ceil(max(combinatorial bound, lower)) <= TEL <= upper``, with the
+    (canonical) warm start as hint."""
+    o = instance.output.astype(np.int64)
     lb = math.ceil(max(combinatorial_bound(instance), lower or -math.inf) - 1e-9)
-    obj = sum(k) + int((o - a).sum())
+    obj = sum(k) + int((o - instance.arrival.astype(np.int64)).sum())
     m.Add(obj >= lb)
     if upper is not None:
         m.Add(obj <= math.floor(upper + 1e-9))
     m.Minimize(obj)
     if warm_starts is not None:
         hint = canonical_starts(instance, warm_starts)
-        for i in range(n):
+        for i in range(instance.n):
             m.AddHint(k[i], int(hint[i]))
-    solver, code, runtime, status = run_cpsat(m, time_limit=remaining(time_limit, t_call),
-                                              threads=threads, verbose=verbose)
-    has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    starts = np.array([solver.Value(v) for v in k], dtype=np.int64) if has else None
-    objective = float(solver.ObjectiveValue()) if has else None
-    if status == "infeasible":
-        bound = math.inf
-    elif has or status == "time_limit":
-        bound = float(solver.BestObjectiveBound())
-    else:
-        bound = -math.inf
-    name = formulation or ("cp+pairs" if pairs else "cp+cores" if cores else "cp")
-    stats = {"formulation": name, "horizon": T, "core_intervals": n_core,
-             "lag_intervals": n_fam, "pairs": n_pairs, "intervals": len(intervals),
-             "cliques": len(cliques), "window_mean": float((hi - lo + 1).mean())}
-    return (BackendResult(status, None, objective, bound, runtime, solver.StatusName(code)),
-            starts, stats)

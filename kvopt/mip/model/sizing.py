@@ -33,8 +33,7 @@ import numpy as np
 from kvopt.core.errors import MemoryBudgetError
 from kvopt.core.instance import Instance
 from kvopt.core.limits import DEFAULT_MEMORY_FRACTION, MEMORY_BUDGET_ENV, format_bytes
-from kvopt.mip.bounds.combinatorial import core_lengths
-from kvopt.mip.model.builder import FORMULATIONS, group_requests, start_windows
+from kvopt.mip.model.builder import FORMULATIONS, family_sizes, layout
 
 #: ``(bytes per non-zero, per column, per row)`` of the peak memory of build + solve, by
 #: backend; ``"build"`` is :func:`kvopt.mip.model.builder.build_milp` alone (also the LP bound's
@@ -99,7 +98,9 @@ def milp_shape(instance: Instance, formulation: str, *,
                upper: float | None = None) -> tuple[int, int, int]:
     """``(rows, cols, nnz)`` of :func:`~kvopt.mip.model.builder.build_milp` without building it.
 
-    Columns are exact; rows and non-zeros are upper bounds.
+    Columns are exact (:func:`~kvopt.mip.model.builder.layout`); rows and non-zeros are the
+    sums of the size formulas kept beside each row family
+    (:func:`~kvopt.mip.model.builder.family_sizes`), upper bounds.
 
     Examples
     --------
@@ -113,40 +114,9 @@ def milp_shape(instance: Instance, formulation: str, *,
     instance.require_slotted()
     if formulation not in FORMULATIONS:
         raise ValueError(f"not a time-indexed formulation: {formulation!r}")
-    a = instance.arrival.astype(np.int64)
-    s = instance.prompt.astype(np.int64)
-    o = instance.output.astype(np.int64)
-    M = int(instance.memory)
-    naive = formulation == "naive"
-    if naive:
-        T = int((a + o).sum())
-        lo, hi = a, np.maximum(T - o, a)
-    else:
-        T = instance.horizon
-        lo, hi = start_windows(instance, horizon=T, upper=upper)
-    groups = group_requests(instance, aggregate=not naive)
-    rep = np.array([int(g[0]) for g in groups], dtype=np.int64)
-    ghi = np.array([int(hi[g].max()) for g in groups], dtype=np.int64)
-    cols_g = ghi - lo[rep] + 1
-    cols = int(cols_g.sum())
-    go, gs = o[rep], s[rep]
-    nnz_mem = int((cols_g * go).sum())
-    slots = int(min((ghi + go).max() - lo[rep].min(), T + 1))
-    nnz = cols + nnz_mem
-    rows = len(groups) + slots
-    if formulation in ("tight+cuts", "tight+cores"):
-        for q in (1, 2):   # DFF: entries with floor((q+1)(s+d)/(M+1)) > 0, d = 1..o
-            dmin = np.maximum(-(-(M + 1) // (q + 1)) - gs, 1)
-            nnz += int((cols_g * np.maximum(go - dmin + 1, 0)).sum())
-            rows += slots
-        nnz += nnz_mem      # disjoint cliques: at most one entry per memory entry
-        rows += 4 * slots
-    if formulation == "tight+cores":
-        for q in (1, 2):
-            L, _ = core_lengths(instance, q)
-            nnz += int((cols_g * np.maximum(L[rep], 0)).sum())
-            rows += slots + int(s.max()) + 1
-    return rows, cols, nnz
+    lay = layout(instance, formulation, upper=upper)
+    sizes = family_sizes(lay)
+    return sum(r for _, r, _ in sizes), lay.n_cols, sum(z for _, _, z in sizes)
 
 
 def estimate(instance: Instance, formulation: str, solver: str, *,
@@ -211,17 +181,55 @@ def fitting_alternatives(instance: Instance, budget: int, *, upper: float | None
     return fits
 
 
+def memory_refusal(instance: Instance, formulation: str, solver: str, budget: int, *,
+                   upper: float | None = None, flag: str = "formulation",
+                   budget_flag: str = f"ram / --memory-budget / {MEMORY_BUDGET_ENV}",
+                   what: str | None = None, hint: str | None = None,
+                   ) -> tuple[SizeEstimate, MemoryBudgetError | None]:
+    """The estimate of ``formulation`` on ``solver`` and, above ``budget`` bytes, the refusal
+    :func:`check_memory` raises (for a caller that skips the model instead, with the reason).
+
+    ``what`` names the model in the message (default: the estimate's description); ``hint``
+    replaces the list of formulations that fit (e.g. a cheaper bound).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> est, refused = memory_refusal(inst, "tight", "highs", 1000, what="the LP")
+    >>> refused.reason.startswith("the LP (tight on highs:"), est.bytes > 1000
+    (True, True)
+    """
+    est = estimate(instance, formulation, solver, upper=upper)
+    if est.bytes <= budget:
+        return est, None
+    alts: list[SizeEstimate] = []
+    if hint is None:
+        alts = fitting_alternatives(instance, budget, upper=upper,
+                                    exclude=(formulation, solver))
+        hint = ("would fit: " + ", ".join(f"{e.formulation} on {e.solver} "
+                                          f"(~{format_bytes(e.bytes)})" for e in alts[:3])
+                if alts else "no formulation fits; raise the budget or solve a smaller instance")
+    model = est.describe() if what is None else f"{what} ({est.describe()})"
+    return est, MemoryBudgetError(
+        flag, f"{model} exceeds the memory budget of {format_bytes(budget)} "
+        f"(set it with {budget_flag}; default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the "
+        f"available memory); {hint}",
+        estimate=est, budget=budget, alternatives=alts)
+
+
 def check_memory(instance: Instance, formulation: str, solver: str, budget: int, *,
                  upper: float | None = None, flag: str = "formulation",
-                 budget_flag: str = f"memory_budget / --memory-budget / {MEMORY_BUDGET_ENV}",
-                 ) -> SizeEstimate:
-    """Estimate ``formulation`` on ``solver`` and refuse it above ``budget`` bytes.
+                 budget_flag: str = f"ram / --memory-budget / {MEMORY_BUDGET_ENV}",
+                 what: str | None = None, hint: str | None = None) -> SizeEstimate:
+    """Estimate ``formulation`` on ``solver`` and refuse it above ``budget`` bytes: the one
+    check every model of :mod:`kvopt.mip` passes before it is built (the refusal is
+    :func:`memory_refusal`'s).
 
     Raises
     ------
     MemoryBudgetError
         Naming ``flag``, the estimate, the budget (and how to change it: ``budget_flag``)
-        and the formulations / solvers that fit.
+        and the formulations / solvers that fit (or ``hint``).
 
     Examples
     --------
@@ -234,18 +242,8 @@ def check_memory(instance: Instance, formulation: str, solver: str, budget: int,
     ...     print(exc.field, exc.estimate.formulation)
     formulation tight
     """
-    est = estimate(instance, formulation, solver, upper=upper)
-    if est.bytes <= budget:
-        return est
-    alts = fitting_alternatives(instance, budget, upper=upper, exclude=(formulation, solver))
-    if alts:
-        names = ", ".join(f"{e.formulation} on {e.solver} (~{format_bytes(e.bytes)})"
-                          for e in alts[:3])
-        hint = f"would fit: {names}"
-    else:
-        hint = "no formulation fits; raise the budget or solve a smaller instance"
-    raise MemoryBudgetError(
-        flag, f"{est.describe()} exceeds the memory budget of {format_bytes(budget)} "
-        f"(set it with {budget_flag}; default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the "
-        f"available memory); {hint}",
-        estimate=est, budget=budget, alternatives=alts)
+    est, refused = memory_refusal(instance, formulation, solver, budget, upper=upper,
+                                  flag=flag, budget_flag=budget_flag, what=what, hint=hint)
+    if refused is not None:
+        raise refused
+    return est

@@ -33,12 +33,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.progress import Progress
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule, memory_profile
@@ -241,13 +241,12 @@ def list_search(
     starts: NDArray[np.int64],
     *,
     rng: np.random.Generator,
-    deadline: float,
+    deadline: Deadline,
     max_evals: int | None = None,
     temperature: float | None = None,
     cycles: int = 4,
     delay_share: float = 0.0,
     tick: Callable[[], None] | None = None,
-    now: Callable[[], float] = time.perf_counter,
     target: float | None = None,
     trace: list[tuple[float, float]] | None = None,
 ) -> tuple[NDArray[np.int64], int]:
@@ -260,18 +259,18 @@ def list_search(
     strictly better), without which some optima are no decode at all. Each candidate is
     re-decoded only from its first changed position (:class:`_IncrementalSGS`). The run is
     split into ``cycles`` annealing cycles over the budget (``max_evals`` decodes if given,
-    else the time to ``deadline``); each cycle cools linearly from ``temperature`` to 0 and
-    starts again from the best list. Returns the best decode (or ``starts`` if nothing
-    better) and the number of decodes. ``deadline`` is read on the clock ``now``; ``tick`` is
-    called every 100 decodes (progress). The search stops early once the best TEL is
-    ``<= target`` (e.g. a lower bound: nothing better exists); each new best is appended to
-    ``trace`` as ``(now(), TEL)``.
+    else the time to ``deadline``, a :class:`~kvopt.core.limits.Deadline` on any clock);
+    each cycle cools linearly from ``temperature`` to 0 and starts again from the best list.
+    Returns the best decode (or ``starts`` if nothing better) and the number of decodes.
+    ``tick`` is called every 100 decodes (progress). The search stops early once the best TEL
+    is ``<= target`` (e.g. a lower bound: nothing better exists); each new best is appended
+    to ``trace`` as ``(deadline.elapsed(), TEL)``.
 
     Examples
     --------
     >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
     >>> best, _ = list_search(inst, np.array([0, 3, 4]), rng=np.random.default_rng(0),
-    ...                       deadline=math.inf, max_evals=50)
+    ...                       deadline=Deadline(None), max_evals=50)
     >>> inst.tel_of_starts(best)
     9.0
     """
@@ -285,16 +284,17 @@ def list_search(
     if dec.value < best_v:
         best, best_v = dec.current_starts, dec.value
         if trace is not None:
-            trace.append((now(), best_v))
+            trace.append((deadline.elapsed(), best_v))
     goal = -math.inf if target is None else target
     T0 = temperature if temperature is not None else max(0.04 * best_v / n, 1.0)
-    t_start = now()
-    span = max(deadline - t_start, 1e-9)
+    t_start = deadline.elapsed()
+    span = max(deadline.remaining() or math.inf, 1e-9)
     evals = 1
     cycle = 0
-    while (best_v > goal and now() < deadline
+    while (best_v > goal and not deadline.expired()
            and (max_evals is None or evals < max_evals)):
-        frac = evals / max_evals if max_evals is not None else (now() - t_start) / span
+        frac = (evals / max_evals if max_evals is not None
+                else (deadline.elapsed() - t_start) / span)
         c = min(int(frac * cycles), cycles - 1)
         if c != cycle:  # new cycle: restart from the best list
             cycle = c
@@ -333,7 +333,7 @@ def list_search(
                 best, best_v = dec.current_starts, v
                 best_order, best_release = cand.copy(), dec.release.copy()
                 if trace is not None:
-                    trace.append((now(), best_v))
+                    trace.append((deadline.elapsed(), best_v))
     return best, evals
 
 
@@ -342,9 +342,10 @@ def lns_step(
     starts: NDArray[np.int64],
     free: NDArray[np.int64],
     *,
-    time_limit: float,
+    time_limit: float | None = None,
     seed: int = 0,
     pairs: bool = False,
+    deadline: Deadline | None = None,
 ) -> NDArray[np.int64] | None:
     """Re-optimise the start slots of the requests ``free`` with the others fixed (CP-SAT).
 
@@ -359,8 +360,8 @@ def lns_step(
     n=10)`` with all 10 requests free the plain model finds nothing better than 515 in
     3 s, with the pairs it finds the optimum 511 in 0.9 CPU-s.
     Returns new starts (a copy) if CP-SAT found a strictly better assignment, else ``None``.
-    Deterministic for a given ``seed`` when the time limit is not reached
-    (single worker).
+    Deterministic for a given ``seed`` when the time limit (``time_limit`` seconds, or a
+    caller's ``deadline``, the model build included) is not reached (single worker).
 
     Examples
     --------
@@ -370,6 +371,7 @@ def lns_step(
     """
     from ortools.sat.python import cp_model
 
+    dl = as_deadline(time_limit, deadline)
     a, s, o = instance.arrival, instance.prompt, instance.output
     M = int(instance.memory)
     free = np.unique(np.asarray(free, dtype=np.int64))
@@ -418,7 +420,9 @@ def lns_step(
     for v, i in zip(ks, free, strict=True):
         m.add_hint(v, int(starts[i]))
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(max(time_limit, 0.01))
+    left = dl.remaining(floor=0.01)
+    if left is not None:
+        solver.parameters.max_time_in_seconds = float(left)
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = int(seed)
     code = solver.solve(m)
@@ -467,7 +471,8 @@ def improve(
     cycles: int = 2,
     delay_share: float = 0.0,
     lns_pairs: bool = True,
-) -> Any:
+    deadline: Deadline | None = None,
+) -> SolveResult:
     """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
 
     Parameters
@@ -475,7 +480,7 @@ def improve(
     instance
         A slotted instance.
     time_limit
-        Wall-clock budget of the whole call (starting points, list search, LNS, validation).
+        Budget of the whole call (starting points, list search, LNS, validation), ``> 0``.
     seed
         Seed of every random choice (neighbourhoods, moves, CP-SAT's seed). With a wall-clock
         budget the number of steps, hence the result, depends on the machine's speed; with
@@ -502,19 +507,23 @@ def improve(
         Pairwise-lag disjunctions in every LNS sub-problem (:func:`lns_step`).
     clock
         ``"wall"`` (default): ``time_limit`` is wall-clock seconds; ``"cpu"``: CPU seconds of
-        this process (all threads, CP-SAT included), for fair budgets on a loaded machine.
+        this process (all threads, CP-SAT included), for fair budgets on a loaded machine
+        (:meth:`kvopt.core.limits.Deadline.cpu`).
+    deadline
+        A caller's :class:`~kvopt.core.limits.Deadline` to share (then ``time_limit`` and
+        ``clock`` are ignored).
     progress
         A progress bar over the time budget on stderr (:class:`kvopt.core.progress.Progress`:
         tqdm on a terminal, plain lines without ``\\r`` elsewhere).
 
     Returns
     -------
-    kvopt.mip.solving.SolveResult
+    kvopt.mip.result.SolveResult
         ``solver="improve"``, ``formulation="lns+sgs"``; ``status`` is ``"optimal"`` only if
         the best schedule meets the lower bound, otherwise ``"time_limit"``; ``model`` holds
         ``start_objective`` (MC-SF), the starting points' objectives, the step counts and the
         improvement history ``[(elapsed_s, objective, source), ...]`` (every new best of the
-        list search and of the LNS, on the ``clock``).
+        list search and of the LNS, on the deadline's clock).
 
     Examples
     --------
@@ -525,19 +534,61 @@ def improve(
     True
     """
     instance.require_slotted()
-    if time_limit <= 0:
-        from kvopt.core.errors import UsageError
-
-        raise UsageError("time_limit", f"must be > 0, got {time_limit}")
-    if clock not in ("wall", "cpu"):
-        from kvopt.core.errors import UsageError
-
-        raise UsageError("clock", f"must be 'wall' or 'cpu', got {clock!r}")
-    now = time.perf_counter if clock == "wall" else time.process_time
+    dl = _improve_deadline(time_limit, clock, deadline)
     wall0 = time.perf_counter()
-    t0 = now()
-    deadline = t0 + float(time_limit)
+    t0 = dl.elapsed()
+    budget = dl.remaining()
+    assert budget is not None
     rng = np.random.default_rng(seed)
+    best, values, src = _best_start(instance, initial)
+    best_v = values[src]
+    lb = max(combinatorial_bound(instance), lower if lower is not None else -math.inf)
+    lb_int = math.ceil(lb - 1e-9)
+    history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, best_v, src)]
+    bar = _Bar(budget, dl, t0, progress)
+    evals = 0
+    if best_v > lb_int and instance.n >= 2:
+        phase = Deadline(t0 + list_share * budget, t0=dl.t0, clock=dl.clock)
+        trace: list[tuple[float, float]] = []
+        cand, evals = list_search(instance, best, rng=rng, deadline=phase,
+                                  max_evals=None if max_steps is None else 50 * max_steps,
+                                  temperature=temperature, cycles=cycles,
+                                  delay_share=delay_share, tick=bar.report,
+                                  target=lb_int, trace=trace)
+        if instance.tel_of_starts(cand) < best_v:
+            best, best_v = cand, instance.tel_of_starts(cand)
+            history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
+        bar.report()
+    best, lns = _lns_phase(instance, best, dl, rng, lb_int=lb_int, size=neighbourhood,
+                           sub_time=sub_time, max_steps=max_steps, pairs=lns_pairs,
+                           history=history, t0=t0, tick=bar.report)
+    bar.close()
+    return _improve_result(instance, best, seed, values, src, lb, evals, lns, history,
+                           time.perf_counter() - wall0)
+
+
+def _improve_deadline(time_limit: float, clock: str, deadline: Deadline | None) -> Deadline:
+    """The budget of :func:`improve`: the caller's ``deadline``, or ``time_limit`` seconds
+    on the ``clock`` (checked here: the API edge)."""
+    from kvopt.core.errors import UsageError
+    from kvopt.core.limits import check_time_limit
+
+    if deadline is not None:
+        if deadline.limit is None:
+            raise UsageError("deadline", "improve needs a time limit")
+        return deadline
+    if clock not in ("wall", "cpu"):
+        raise UsageError("clock", f"must be 'wall' or 'cpu', got {clock!r}")
+    limit = check_time_limit(time_limit, "time_limit")
+    if limit is None:
+        raise UsageError("time_limit", "improve needs a time limit (seconds > 0), got None")
+    return Deadline.cpu(limit) if clock == "cpu" else Deadline(limit)
+
+
+def _best_start(instance: Instance, initial: NDArray[np.int64] | None
+                ) -> tuple[NDArray[np.int64], dict[str, float], str]:
+    """The best valid starting point (MC-SF, MC-Benchmark, priority-rule decodes,
+    ``initial``), every starting point's TEL, and the name of the best."""
     starts_by = _priority_starts(instance)
     if initial is not None:
         starts_by["initial"] = np.asarray(initial, dtype=np.int64)
@@ -545,60 +596,68 @@ def improve(
     valid = {k: v for k, v in starts_by.items()
              if check_schedule(instance, Schedule.from_starts(instance, v)).ok}
     src = min(valid, key=values.__getitem__)
-    best = valid[src].copy()
-    best_v = values[src]
-    start_v = values["mcsf"]
-    lb = max(combinatorial_bound(instance), lower if lower is not None else -math.inf)
-    lb_int = math.ceil(lb - 1e-9)
-    history: list[tuple[float, float, str]] = [(now() - t0, best_v, src)]
+    return valid[src].copy(), values, src
 
-    bar = Progress(max(math.ceil(time_limit), 1), "kvopt solve --improve", unit="s",
-                   enabled=progress)
-    shown = 0
 
-    def report() -> None:
-        nonlocal shown
-        el = min(int(now() - t0), bar.total or 0)
-        if el > shown:
-            bar.update(el - shown)
-            shown = el
+class _Bar:
+    """The progress bar of :func:`improve`: whole seconds of the budget used so far."""
 
-    report()
-    evals = 0
-    if best_v > lb_int and instance.n >= 2:
-        ls_deadline = min(deadline, t0 + list_share * time_limit)
-        trace: list[tuple[float, float]] = []
-        cand, evals = list_search(instance, best, rng=rng, deadline=ls_deadline,
-                                  max_evals=None if max_steps is None else 50 * max_steps,
-                                  temperature=temperature, cycles=cycles,
-                                  delay_share=delay_share, tick=report, now=now,
-                                  target=lb_int, trace=trace)
-        if instance.tel_of_starts(cand) < best_v:
-            best, best_v = cand, instance.tel_of_starts(cand)
-            history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
-        report()
+    def __init__(self, budget: float, dl: Deadline, t0: float, enabled: bool) -> None:
+        self.bar = Progress(max(math.ceil(budget), 1), "kvopt solve --improve", unit="s",
+                            enabled=enabled)
+        self.dl, self.t0, self.shown = dl, t0, 0
+        self.report()
+
+    def report(self) -> None:
+        el = min(int(self.dl.elapsed() - self.t0), self.bar.total or 0)
+        if el > self.shown:
+            self.bar.update(el - self.shown)
+            self.shown = el
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _lns_phase(instance: Instance, best: NDArray[np.int64], dl: Deadline,
+               rng: np.random.Generator, *, lb_int: int, size: int, sub_time: float,
+               max_steps: int | None, pairs: bool, history: list[tuple[float, float, str]],
+               t0: float, tick: Callable[[], None]) -> tuple[NDArray[np.int64], dict[str, int]]:
+    """CP-SAT large-neighbourhood search from ``best`` until ``dl`` (or ``max_steps``, or the
+    bound ``lb_int``); each improvement is appended to ``history``. Returns the best starts
+    and the step counts."""
+    best_v = instance.tel_of_starts(best)
     steps = improved = 0
-    size = min(neighbourhood, instance.n)
-    while (best_v > lb_int and instance.n >= 2 and now() < deadline - 0.05
+    size = min(size, instance.n)
+    while (best_v > lb_int and instance.n >= 2 and (dl.remaining() or 0.0) > 0.05
            and (max_steps is None or steps < max_steps)):
         free = _neighbourhood(instance, best, size, rng)
-        left = deadline - now()
-        ts = now()
-        new = lns_step(instance, best, free, time_limit=min(sub_time, left),
-                       seed=int(rng.integers(2**31 - 1)), pairs=lns_pairs)
-        took = now() - ts
+        left = dl.remaining() or 0.0
+        ts = dl.elapsed()
+        new = lns_step(instance, best, free, deadline=dl.sub(sub_time),
+                       seed=int(rng.integers(2**31 - 1)), pairs=pairs)
+        took = dl.elapsed() - ts
         steps += 1
         if new is not None:
             best, best_v = new, instance.tel_of_starts(new)
             improved += 1
-            history.append((now() - t0, best_v, "lns"))
+            history.append((dl.elapsed() - t0, best_v, "lns"))
         # adapt the neighbourhood: fast sub-solves -> larger, slow ones -> smaller
         if took < 0.25 * sub_time:
             size = min(size + 1, instance.n)
         elif took >= 0.9 * min(sub_time, left) and size > 4:
             size -= 1
-        report()
-    bar.close()
+        tick()
+    return best, {"lns_steps": steps, "lns_improving_steps": improved,
+                  "final_neighbourhood": size}
+
+
+def _improve_result(instance: Instance, best: NDArray[np.int64], seed: int,
+                    values: dict[str, float], src: str, lb: float, evals: int,
+                    lns: dict[str, int], history: list[tuple[float, float, str]],
+                    runtime: float) -> SolveResult:
+    """The validated best schedule as a :class:`~kvopt.mip.result.SolveResult`."""
+    best_v = instance.tel_of_starts(best)
+    start_v = values["mcsf"]
     sched = Schedule.from_starts(instance, best, source="mip:improve",
                                  claimed_objective=best_v,
                                  meta={"solver": "improve", "seed": seed,
@@ -606,14 +665,14 @@ def improve(
     rep = check_schedule(instance, sched)
     if not rep.ok:  # pragma: no cover - every move keeps feasibility
         raise RuntimeError(f"improve produced an invalid schedule: {rep}")
+    lb_int = math.ceil(lb - 1e-9)
     status = SolveStatus.OPTIMAL if best_v <= lb_int else SolveStatus.TIME_LIMIT
     gap = 0.0 if status is SolveStatus.OPTIMAL else max(best_v - lb, 0.0) / max(best_v, 1.0)
     sched = sched.with_meta(status=status, bound=lb, gap=gap)
     model = {"start_objective": start_v, "starting_points": values, "start_source": src,
-             "list_decodes": evals, "lns_steps": steps, "lns_improving_steps": improved,
-             "final_neighbourhood": size, "history": history, "seed": seed}
+             "list_decodes": evals, **lns, "history": history, "seed": seed}
     return SolveResult(status=status, objective=rep.objective, bound=lb, gap=gap,
-                       solver="improve", formulation="lns+sgs",
-                       runtime_s=time.perf_counter() - wall0, schedule=sched, report=rep,
-                       solver_status=f"{steps} LNS steps, {evals} list decodes",
+                       solver="improve", formulation="lns+sgs", runtime_s=runtime,
+                       schedule=sched, report=rep,
+                       solver_status=f"{lns['lns_steps']} LNS steps, {evals} list decodes",
                        incumbent_source=history[-1][2], model=model)
