@@ -237,7 +237,7 @@ class VidurStepTime:
         bmax = self.dec.shape[0] - 1
         Dc = np.clip(D, 0, bmax)
         dec = self.dec[Dc, np.clip(kb, 0, kmax)] * np.where(kb > kmax, kb / kmax, 1.0)
-        dec = dec * np.where(D > bmax, D / bmax, 1.0) * (1.0 + self.frac * (D > 1))
+        dec = dec * np.where(bmax < D, D / bmax, 1.0) * (1.0 + self.frac * (D > 1))
         dec = np.where(D > 0, dec, 0.0)
         pre = self.pa * np.asarray(prefill_sq, dtype=np.float64) + self.pb * np.asarray(
             prefill, dtype=np.float64)
@@ -251,11 +251,11 @@ class VidurStepTime:
 def step_check(model: VidurStepTime, batches: np.ndarray) -> dict[str, float]:
     """:class:`VidurStepTime` on Vidur's own executed batches (rows of ``_batches.npy``):
     median and worst relative error of the per-batch time, and of the total."""
-    n_pre, p, d, kv, sec, psq = (batches[:, i] for i in range(6))
+    _, p, d, kv, sec, psq = (batches[:, i] for i in range(6))
     pred = model.durations((p + d).astype(np.int64), d.astype(np.int64), kv, p, psq)
     rel = pred / sec - 1.0
     worst = float(rel[np.argmax(np.abs(rel))])
-    return {"batches": int(len(sec)), "median_abs": float(np.median(np.abs(rel))),
+    return {"batches": len(sec), "median_abs": float(np.median(np.abs(rel))),
             "worst": worst, "total": float(pred.sum() / sec.sum() - 1.0)}
 
 
@@ -282,7 +282,7 @@ def step_compare(model: Any, batches: np.ndarray) -> dict[str, dict[str, float]]
             out[label] = {"batches": int(m.sum()), "share_of_time": float(sec[m].sum() / sec.sum()),
                           "median_ratio": float(np.median(pred[m] / sec[m])),
                           "total_ratio": float(pred[m].sum() / sec[m].sum())}
-    out["all"] = {"batches": int(len(sec)), "share_of_time": 1.0,
+    out["all"] = {"batches": len(sec), "share_of_time": 1.0,
                   "median_ratio": float(np.median(pred / sec)),
                   "total_ratio": float(pred.sum() / sec.sum())}
     return out
@@ -444,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         data = args.work / "data"
         write_vidur_data(data)
         for c in args.configs:
-            scale, mem = CONFIGS[c]
+            _, mem = CONFIGS[c]
             csv_path = args.work / f"requests_{c}.csv"
             write_requests(csv_path, reqs[c])
             print(f"Vidur {c} ...", flush=True)
@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for st_name, st in ((args.step_time, args.step_time), (vmodel.name, vmodel)):
         for c in args.configs:
-            scale, mem = CONFIGS[c]
+            _, mem = CONFIGS[c]
             for label, policy, options in variants:
                 k = run_kvopt(reqs[c], mem, policy, options, st)
                 v = vidur[c]

@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vidur_crosscheck import BLOCK, CONFIGS, MAX_BATCH, MAX_TOKENS, requests  # noqa: E402
+from vidur_crosscheck import BLOCK, CONFIGS, MAX_BATCH, MAX_TOKENS, requests
 
-from kvopt.sim.step_time import LLAMA2_7B  # noqa: E402
+from kvopt.sim.step_time import LLAMA2_7B
 
 
 def llama2_7b_config() -> dict[str, Any]:
@@ -152,7 +152,7 @@ async def _replay(args: argparse.Namespace, model_dir: Path) -> dict[str, Any]:
         import torch
 
         gpu = torch.cuda.get_device_name(0)
-    except Exception:  # noqa: BLE001 - the GPU name is informative only
+    except Exception:
         gpu = None
     return {"rows": rows, "wall_s": wall, "gpu": gpu, "vllm_version": vllm.__version__,
             "engine_args": kw,
