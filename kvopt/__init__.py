@@ -34,6 +34,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+import kvopt._started  # noqa: F401  (first of kvopt: a command's time limit counts from here)
 from kvopt.core import (
     FeasibilityReport,
     InfeasibleScheduleError,

@@ -53,6 +53,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--objective", "goodput"], "requests.slo_kind"),
         ([A2, "--schedule-out", "{out}"], "--schedule-out"),
         ([A2, "--schedule-out", "{fx}/afile/s.json"], "--schedule-out"),
+        ([A2, "--improve", "--seed", "-1"], "--seed"),
     ],
     "bound": [
         ([A2, "--first", "0"], "--first"),
@@ -64,6 +65,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--intervals", "-3"], "--intervals"),
         ([A2, "--intervals", "soon"], "--intervals"),
         ([CSV], "--slot-seconds"),
+        ([A2, "--improve", "1", "--seed", "-1"], "--seed"),
     ],
     "solvers": [
         (["--bogus"], "--bogus"),
@@ -72,6 +74,8 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{fx}/afile"], "--out"),
         (["--out", "{out}/r", "--seeds", "5:2"], "--seeds"),
         (["--out", "{out}/r", "--seeds", "x"], "--seeds"),
+        (["--out", "{out}/r", "--seeds=-3:2"], "--seeds"),
+        (["--out", "{out}/r", "--seeds", "0:9223372036854775809"], "--seeds"),
         (["--out", "{out}/r", "--n", "0"], "--n"),
         (["--out", "{out}/r", "--max-batch", "0"], "--max-batch"),
         (["--out", "{out}/r", "--time-limit", "-1"], "--time-limit"),
@@ -113,6 +117,8 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--policy", "mcsf", "--requests-out", "{fx}/afile/r.csv"], "--requests-out"),
         ([A2, "--policy", "mcsf", "--step-time", "bogus"], "--step-time"),
         ([A2, "--policy", "mcsf", "--seed", "x"], "--seed"),
+        ([A2, "--policy", "mcsf", "--seed", "-1"], "--seed"),
+        ([A2, "--policy", "mcsf", "--seed", str(2**63)], "--seed"),
     ],
     "ratio": [
         (["amin", "--alpha", "0.25", "--s", "-1"], "--s"),
@@ -127,6 +133,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}/r", "--n", "5"], "--n"),
         (["--out", "{out}/r", "--alphas", "2"], "--alphas"),
         (["--out", "{out}/r", "--max-u", "0"], "--max-u"),
+        (["--out", "{out}/r", "--seeds", "1", "-1"], "--seeds"),
     ],
     "report table1": [
         (["--out", "{fx}/afile"], "--out"),
@@ -140,6 +147,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["{out}"], "OUT.md"),
         (["{out}/a.md", "--n", "10"], "--n"),
         (["{out}/a.md", "--seed", "-1"], "--seed"),
+        (["{out}/a.md", "--seed", "x"], "--seed"),
     ],
     "report search": [
         (["mc-sf", "--out", "{out}/x.json"], "POLICY"),
@@ -152,6 +160,8 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["mcsf", "--out", "{out}/x.json", "--solver", "nope"], "--solver"),
         (["mcsf", "--out", "{out}/x.json", "--time-limit", "-1"], "--time-limit"),
         (["mcsf", "--out", "{out}/x.json", "--restarts", "0"], "--restarts"),
+        (["mcsf", "--out", "{out}/x.json", "--rng-seed", "-1"], "--rng-seed"),
+        (["mcsf", "--out", "{out}/x.json", "--seeds", "0", "-1"], "--seeds"),
     ],
     "queueing": [
         (["srpt", "--load", "1.2", "--sizes", "exp:1"], "--load"),
@@ -168,8 +178,11 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--plot-fig8", "{out}"], "--plot-fig8"),
         (["--plot-fig8", "{out}/f.png", "--lams", "1.5"], "--lams"),
         (["--errata", "{fx}/afile/e.md"], "--errata"),
+        (["srpt", "--load", "0.5", "--sizes", "exp:1", "--simulate", "1000", "--seed", "-1"],
+         "--seed"),
     ],
     "report sweep": [
+        (["--db", "{fx}/afile", "--group-by", "entry,nope"], "--group-by"),
         (["--db", "{fx}/missing.sqlite"], "--db"),
         (["--db", "{fx}/afile"], "--db"),
         (["--db", "{fx}/afile", "--metric", "bogus"], "--metric"),
@@ -182,6 +195,9 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--param", "n=x", "--out", "{out}/sw"], "--param"),
         (["--policies", "amax", "--out", "{out}/sw"], "--policies"),
         (["--seeds", "a", "--out", "{out}/sw"], "--seeds"),
+        (["--seeds", "0:99999999999999999999", "--out", "{out}/sw"], "--seeds"),
+        (["--seeds", "0:2000000", "--out", "{out}/sw"], "--seeds"),
+        (["--task-time-limit", "0", "--out", "{out}/sw"], "--task-time-limit"),
         (["--seeds", "5:2", "--out", "{out}/sw"], "--seeds"),
         (["--out", "{fx}/afile"], "--out"),
         (["--workers", "-1", "--out", "{out}/sw"], "--workers"),
@@ -213,6 +229,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--set", "nope"], "--set"),
         (["--folds", "1"], "--folds"),
         (["--out", "{fx}/afile"], "--out"),
+        (["--fit", "--seed", "-1"], "--seed"),
     ],
     "steptime fit": [
         (["missing.csv", "--base", "h100-llama2-7b-tp1"], "MEASUREMENTS"),
@@ -255,12 +272,14 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}/p", "--instances", "0"], "--instances"),
         (["--out", "{fx}/afile"], "--out"),
         (["--out", "{out}/p", "--time-limit", "0"], "--time-limit"),
+        (["--out", "{out}/p", "--seed", "-1"], "--seed"),
     ],
     "predictions experiment": [
         (["--out", "{out}/e", "--n", "3"], "--n"),
         (["--out", "{out}/e", "--rate", "0"], "--rate"),
         (["--out", "{out}/e", "--workloads", "lmsys"], "--workloads"),
         (["--out", "{fx}/afile"], "--out"),
+        (["--out", "{out}/e", "--seed", "-1"], "--seed"),
     ],
 }
 
@@ -367,3 +386,4 @@ def test_validate_json_error_object(fixtures):
     assert doc == {"ok": False, "error": "instance", "field": "requests.output[0]",
                    "message": doc["message"]}
     assert "requests.output[0]" in doc["message"]
+

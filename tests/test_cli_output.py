@@ -51,3 +51,20 @@ def test_internal_errors_stay_internal(monkeypatch, exc_type):
     expected = InfeasibleScheduleError if exc_type == "infeasible" else exc_type
     with pytest.raises(expected):
         main(["simulate", A2, "--policy", "mcsf"])
+
+
+def test_simulate_text_prints_goodput_when_the_instance_has_slos(capsys):
+    """Issue 25: the goodput was only in ``--json``."""
+    from kvopt.cli.main import main
+
+    inst = "instances/adversarial/edf-sjf-N9-M20.json"
+    assert main(["simulate", inst, "--policy", "mcsf", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["simulate", inst, "--policy", "mcsf"]) == 0
+    text = capsys.readouterr().out
+    line = next(x for x in text.splitlines() if "goodput" in x)
+    assert f"token goodput {doc['token_goodput']:.6g}" in line
+    assert f"request goodput {doc['request_goodput']}" in line
+    assert f"deadline {100 * doc['slo_attainment']['deadline']:.1f} %" in line
+    assert main(["simulate", "instances/tiny/a2-example.json", "--policy", "mcsf"]) == 0
+    assert "goodput" not in capsys.readouterr().out  # no SLOs, no goodput line

@@ -16,8 +16,8 @@ from kvopt.core.instance import Instance, load_instance
 from kvopt.core.progress import Heartbeat, Progress, note  # the progress helpers every command uses
 
 __all__ = ["DEFAULT_SEED", "Heartbeat", "Progress", "add_instance_argument", "add_json_argument",
-           "check_input_file", "check_output_dir", "check_output_file", "emit", "float_in",
-           "int_at_least", "note", "read_instance", "stdout_to_stderr"]
+           "bytes_arg", "check_input_file", "check_output_dir", "check_output_file", "emit",
+           "float_in", "int_at_least", "note", "read_instance", "seed_arg", "stdout_to_stderr"]
 
 #: Seed every randomized command uses when ``--seed`` is not given (printed with the results).
 DEFAULT_SEED = 0
@@ -139,6 +139,47 @@ def int_at_least(lo: int) -> Any:
 
     parse.__name__ = f"integer >= {lo}"
     return parse
+
+
+def bytes_arg(text: str) -> int:
+    """argparse ``type=`` of a memory size (``4G``, ``512M``, ``2000000000``;
+    :func:`kvopt.core.limits.parse_bytes`).
+
+    Examples
+    --------
+    >>> bytes_arg("1K")
+    1024
+    """
+    from kvopt.core.limits import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.reason) from None
+
+
+bytes_arg.__name__ = "bytes"
+
+
+def seed_arg(text: str) -> int:
+    """argparse ``type=`` of every seed flag (``--seed``, ``--rng-seed``, ``--seeds``): an
+    integer in ``[0, 2**63 - 1]`` (:func:`kvopt.core.seeds.check_seed`; argparse names the
+    flag on failure).
+
+    Examples
+    --------
+    >>> seed_arg("12")
+    12
+    """
+    from kvopt.core.seeds import check_seed
+
+    try:
+        return check_seed(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.reason) from None
+
+
+seed_arg.__name__ = "seed"
 
 
 def float_in(lo: float, hi: float = float("inf"), *, lo_open: bool = False,

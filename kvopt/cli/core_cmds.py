@@ -9,11 +9,18 @@ from kvopt.core.instance import instance_stats
 from kvopt.core.schedule import load_schedule
 from kvopt.core.validate import check_schedule
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "validate": "check an instance, or a schedule against it",
+    "info": "counts, memory and load statistics of an instance",
+}
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``validate`` and ``info``."""
     p = sub.add_parser(
-        "validate", help="check an instance, or a schedule against it",
+        "validate", help=COMMANDS["validate"],
         description="Check INSTANCE; with SCHEDULE, check the schedule against it and recompute "
         "its objective. Exit 0 valid, 1 invalid schedule, 2 bad input.")
     add_instance_argument(p)
@@ -21,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(p)
     p.set_defaults(func=run_validate)
 
-    p = sub.add_parser("info", help="counts, memory and load statistics of an instance")
+    p = sub.add_parser("info", help=COMMANDS["info"])
     add_instance_argument(p)
     add_json_argument(p)
     p.set_defaults(func=run_info)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from kvopt.cli.common import add_json_argument, emit, float_in, int_at_least
+from kvopt.cli.common import add_json_argument, emit, float_in, int_at_least, seed_arg
 from kvopt.core.errors import UsageError
 
 EXIT_OK, EXIT_DIFFER = 0, 1
@@ -30,10 +30,17 @@ def _list_of(kind: type, what: str) -> Callable[[str], list[float] | list[int]]:
     return parse
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "hardness": "seed 003's hardness reduction (multiple knapsack -> goodput)",
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``hardness knapsack``."""
     p = sub.add_parser(
-        "hardness", help="seed 003's hardness reduction (multiple knapsack -> goodput)",
+        "hardness", help=COMMANDS["hardness"],
         description="GMAX's hardness theorem (seed 003 Thm D.1), encoded: solve a (multiple) "
         "knapsack instance as a MIP and the goodput MIP of the serving instance it maps to.")
     hs = p.add_subparsers(dest="hardness_command", metavar="KIND")
@@ -78,13 +85,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _seed_range(text: str) -> range:
-    """argparse ``type=``: ``A:B`` with ``0 <= A < B``."""
+    """argparse ``type=``: ``A:B`` with ``0 <= A < B`` seeds (:func:`seed_arg` each)."""
     try:
         a, b = (int(x) for x in text.split(":"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected A:B, got {text!r}") from None
-    if not 0 <= a < b:
+    if not a < b:
         raise argparse.ArgumentTypeError(f"need 0 <= A < B, got {text!r}")
+    seed_arg(str(a)), seed_arg(str(b - 1))  # the first and the last seed
     return range(a, b)
 
 

@@ -59,8 +59,19 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(self, message)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (sub-commands registered from :data:`COMMAND_MODULES`)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser: sub-commands registered from :data:`COMMAND_MODULES`.
+
+    With ``command`` (the sub-command a command line names) only the module registering it
+    builds its parser; the others are listed by name and help (their ``COMMANDS``), so that
+    ``kvopt --help`` or ``kvopt info ...`` do not import what ``kvopt solve`` needs (scipy,
+    the solvers). ``None`` builds every parser.
+
+    Examples
+    --------
+    >>> sorted(build_parser("info")._subparsers._group_actions[0].choices)[:3]
+    ['bound', 'hardness', 'info']
+    """
     from kvopt import __version__
 
     parser = _Parser(
@@ -72,8 +83,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
-        importlib.import_module(name).add_parser(sub)
+        mod = importlib.import_module(name)
+        if command is None or command in mod.COMMANDS:
+            mod.add_parser(sub)
+        else:  # listed only: `kvopt --help`, and argparse's list of valid commands
+            for cmd, text in mod.COMMANDS.items():
+                sub.add_parser(cmd, help=text)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The sub-command an argument list names: its first word not starting with ``-``
+    (``kvopt`` itself takes no option with a value); ``""`` without one."""
+    return next((a for a in argv if not a.startswith("-")), "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,16 +106,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     object ``{"ok": false, "error": KIND, "field": ..., "message": ...}``. Anything else is
     an internal error and propagates (traceback, exit 1).
 
-    ``args.started_at`` (:func:`time.monotonic` seconds) is when the command started: the
-    process start for a command line (``argv`` omitted), else this call; time limits
+    ``args.started_at`` (:func:`time.monotonic` seconds) is when the command started: when
+    kvopt was first imported for a command line (``argv`` omitted; not the process start,
+    which counts what a shell did before exec'ing kvopt), else this call; time limits
     (``solve --time-limit``) count from it.
     """
-    from kvopt.core.limits import process_start
+    from kvopt.core.limits import kvopt_start
 
-    started_at = process_start() if argv is None else time.monotonic()
+    started_at = kvopt_start() if argv is None else time.monotonic()
     argv = sys.argv[1:] if argv is None else list(argv)
     want_json = "--json" in argv
-    parser = build_parser()
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except _ArgumentError as exc:

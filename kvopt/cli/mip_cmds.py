@@ -11,11 +11,13 @@ import numpy as np
 from kvopt.cli.common import (
     add_instance_argument,
     add_json_argument,
+    bytes_arg,
     check_output_file,
     emit,
     float_in,
     int_at_least,
     read_instance,
+    seed_arg,
     stdout_to_stderr,
 )
 from kvopt.core.errors import MemoryBudgetError, UsageError
@@ -25,13 +27,22 @@ from kvopt.core.limits import Deadline
 EXIT_OK, EXIT_NOT_PROVEN, EXIT_BAD_INPUT = 0, 1, 2
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "solve": "hindsight-optimal schedule (MIP / CP-SAT) with status, bound and gap",
+    "bound": "lower bounds on the optimum and the best schedule's gap, at any scale",
+    "solvers": "list the MIP backends and whether they load",
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``solve``, ``bound`` and ``solvers``."""
     from kvopt.mip.backends import backend_names
     from kvopt.mip.solving import ALL_FORMULATIONS, DEFAULT_SOLVER
 
     p = sub.add_parser(
-        "solve", help="hindsight-optimal schedule (MIP / CP-SAT) with status, bound and gap",
+        "solve", help=COMMANDS["solve"],
         description="Solve the hindsight-optimal IP of seed 001. Exit 0 proven optimal, 1 not "
         "proven (time limit) or error, 2 bad input.")
     add_instance_argument(p)
@@ -45,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="seconds for the whole call: warm start, bounds, model build, solve "
                    "and validation (default 60; the solver process is stopped at the limit "
                    "and any overrun is reported)")
-    p.add_argument("--memory-budget", default=None, metavar="BYTES",
+    p.add_argument("--memory-budget", type=bytes_arg, default=None, metavar="BYTES",
                    help="memory a formulation may take, e.g. 4G or 512M (default: env "
                    "KVOPT_MEMORY_BUDGET, else half the available memory); a larger one is "
                    "refused before it is built, naming the formulations that fit")
@@ -63,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "(serial decoding) and CP-SAT large-neighbourhood search from MC-SF and "
                    "other schedules, within --time-limit (whole call); a progress bar on "
                    "stderr. --solver/--formulation are not used")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=seed_arg, default=0,
                    help="seed of --improve's random choices (default 0; printed with the "
                    "result)")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule JSON (atomic)")
@@ -72,7 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run_solve)
 
     p = sub.add_parser(
-        "bound", help="lower bounds on the optimum and the best schedule's gap, at any scale",
+        "bound", help=COMMANDS["bound"],
         description="Print the trivial, volume (seed 001 Sec. 4), fluid (SRPT), core "
         "(ramp-packing) and LP (tight+cores) / Lagrangian bounds and the gap of the best known "
         "schedule (MC-SF, or a --solve run).")
@@ -91,20 +102,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--improve", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also run the primal improvement search (`solve --improve`) with this "
                    "budget for a better schedule")
-    p.add_argument("--seed", type=int, default=0, help="seed of --improve (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of --improve (default 0)")
     p.add_argument("--intervals", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also compute the lag-interval LP bound (tight+cores LP plus "
                    "single-machine rows from the pairwise lags) within S seconds; stopped "
                    "early it returns a valid Lagrangian bound")
     p.add_argument("--no-progress", action="store_true",
                    help="no phase / elapsed-time messages on stderr")
-    p.add_argument("--memory-budget", default=None, metavar="BYTES",
+    p.add_argument("--memory-budget", type=bytes_arg, default=None, metavar="BYTES",
                    help="memory the exact LP may take, e.g. 4G (default: env "
                    "KVOPT_MEMORY_BUDGET, else half the available memory)")
     add_json_argument(p)
     p.set_defaults(func=run_bound)
 
-    p = sub.add_parser("solvers", help="list the MIP backends and whether they load")
+    p = sub.add_parser("solvers", help=COMMANDS["solvers"])
     add_json_argument(p)
     p.set_defaults(func=run_solvers)
 
@@ -193,8 +204,10 @@ def _run_improve(args: argparse.Namespace) -> int:
         raise UsageError("--improve", "searches total end-to-end latency only (--objective tel)")
     if args.time_limit is None or not args.time_limit > 0:
         raise UsageError("--time-limit", f"must be > 0 with --improve, got {args.time_limit}")
+    deadline = Deadline(args.time_limit, t0=getattr(args, "started_at", time.monotonic()))
     inst = _slotted(read_instance(args), args)
-    res = improve(inst, time_limit=args.time_limit, seed=args.seed, progress=not args.json)
+    left = deadline.remaining() or 0.0  # the limit covers the whole call: loading counts
+    res = improve(inst, time_limit=max(left, 1e-3), seed=args.seed, progress=not args.json)
     if args.schedule_out and res.schedule is not None:
         res.schedule.save(args.schedule_out)
     doc = res.to_dict()

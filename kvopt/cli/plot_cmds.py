@@ -15,11 +15,17 @@ from kvopt.cli.common import (
 )
 from kvopt.core.errors import UsageError
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "plot": "draw a schedule: runs per request (evictions visible) and memory vs M",
+}
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``plot``."""
     p = sub.add_parser(
-        "plot", help="draw a schedule: runs per request (evictions visible) and memory vs M",
+        "plot", help=COMMANDS["plot"],
         description="Write a PNG of SCHEDULE on INSTANCE: a Gantt chart of every run (completed "
         "runs blue, evicted runs red, arrivals as ticks) above the memory in use at every slot "
         "against the capacity M. The title gives the TEL and the validator's verdict.")

@@ -13,7 +13,14 @@ from kvopt.cli.common import (
     emit,
     float_in,
     int_at_least,
+    seed_arg,
 )
+
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "predictions": "prediction-aware policies: price of prediction, TRAIL/TIE experiment",
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     from kvopt.report.price import DEFAULT_ERRORS, POLICIES
 
     p = sub.add_parser("predictions",
-                       help="prediction-aware policies: price of prediction, TRAIL/TIE experiment")
+                       help=COMMANDS["predictions"])
     ps = p.add_subparsers(dest="predictions_command", metavar="PREDICTIONS")
     ps.required = True
 
@@ -42,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--large-n", type=int_at_least(2), default=200)
     r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0,
                    help="seconds per MIP solve")
-    r.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    r.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"instances and simulations (default {DEFAULT_SEED}; printed)")
     add_json_argument(r)
     r.set_defaults(func=run_price)
@@ -63,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="Azure arrivals are divided by this (default 0.125: 8x slower)")
     e.add_argument("--workloads", nargs="+", choices=("heavy-tailed", "azure-conv"),
                    default=["heavy-tailed", "azure-conv"])
-    e.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    e.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"workload, predictions and policies (default {DEFAULT_SEED}; printed)")
     add_json_argument(e)
     e.set_defaults(func=run_experiment)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kvopt.cli.common import DEFAULT_SEED, check_output_file
+from kvopt.cli.common import DEFAULT_SEED, check_output_file, seed_arg
 from kvopt.core.errors import UsageError
 from kvopt.core.io import atomic_write_text
 
@@ -33,10 +33,17 @@ PREDICTIONS: perfect (default), exp, lognormal:SIGMA, unifnoise:EPS
 """
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "queueing": "M/G/1 SOAP formulas (FCFS, SJF, SRPT, SPRPT, TRAIL) and simulation",
+}
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the ``queueing`` sub-command on an argparse ``subparsers`` object."""
     p = subparsers.add_parser(
-        "queueing", help="M/G/1 SOAP formulas (FCFS, SJF, SRPT, SPRPT, TRAIL) and simulation",
+        "queueing", help=COMMANDS["queueing"],
         description="Mean response time of an M/G/1 queue under a size- or prediction-based "
         "policy, from the SOAP formulas (TRAIL: corrected Lemma 1); optionally checked by "
         "simulation. --plot-fig8 reproduces seed 004 Fig. 8.",
@@ -54,7 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="also print the per-size means E[T(x)] (averaged over predictions)")
     p.add_argument("--simulate", type=int, metavar="N", default=0,
                    help="also simulate N jobs (batch-means standard error)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N",
+    p.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED, metavar="N",
                    help=f"simulation seed (default {DEFAULT_SEED}; printed with the results)")
     p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     p.add_argument("--plot-fig8", metavar="OUT.png",

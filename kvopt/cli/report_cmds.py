@@ -13,6 +13,7 @@ from kvopt.cli.common import (
     emit,
     float_in,
     int_at_least,
+    seed_arg,
 )
 from kvopt.core.errors import UsageError
 
@@ -32,11 +33,18 @@ def _alpha(text: str) -> float:
     return val
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "report": "reports: ratio-vs-alpha table/plots, counterexample search",
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``report`` with the sub-commands ``ratios`` and ``search``."""
     from kvopt.mip.backends import backend_names
 
-    p = sub.add_parser("report", help="reports: ratio-vs-alpha table/plots, counterexample search")
+    p = sub.add_parser("report", help=COMMANDS["report"])
     rs = p.add_subparsers(dest="report_command", metavar="REPORT")
     rs.required = True
 
@@ -50,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="alpha values (e.g. 1 1/2 0.25); default 1, 1/2, 1/3, 1/4, 1/5, 1/10, "
                    "1/20, 1/50, 1/100, 1/1000")
     r.add_argument("--out", required=True, help="output directory")
-    r.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+    r.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1, 2],
                    help="policy / instance seeds (default 0 1 2; recorded in manifest.json)")
     r.add_argument("--n", type=int_at_least(10), default=2000,
                    help="jobs per large measured instance")
@@ -70,9 +78,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--out", required=True, help="instance JSON to write")
     s.add_argument("--restarts", type=int_at_least(1), default=10)
     s.add_argument("--steps", type=int_at_least(0), default=40)
-    s.add_argument("--rng-seed", type=int, default=DEFAULT_SEED,
+    s.add_argument("--rng-seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"seed of the search (default {DEFAULT_SEED}; printed with the result)")
-    s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3],
+    s.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1, 2, 3],
                    help="policy seeds averaged for randomised policies")
     s.add_argument("--n", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
     s.add_argument("--memory", type=int, nargs=2, default=[4, 12], metavar=("MIN", "MAX"))
@@ -117,7 +125,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     g.add_argument("out", metavar="OUT.md", help="markdown file to write")
     g.add_argument("--n", type=int_at_least(1000), default=400_000,
                    help="simulated jobs per row (default 400000)")
-    g.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED,
+    g.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"simulation seed (default {DEFAULT_SEED}; printed)")
     add_json_argument(g)
     g.set_defaults(func=run_agreement)
@@ -125,10 +133,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     w = rs.add_parser(
         "sweep", help="summary table of a sweep database (kvopt sweep SPEC --db FILE)",
-        description="Per (instance entry, evaluator): tasks, usable results, valid, proven "
-        "optimal, livelocked/failed/error tasks, mean and std of --metric over the results, "
-        "and the ratio to the proven optimum of the same instance (mean, max, count).")
+        description="One row per grid point (instance entry x instance-generator parameters "
+        "x evaluator, the policy with one point of its option grid), averaged over the seeds: "
+        "tasks, usable results, valid, proven optimal, livelocked/failed/timeout/error tasks, "
+        "mean and std of --metric over the results, and the ratio to the proven optimum of the "
+        "same instance (mean, max, count). --group-by picks other groups.")
     w.add_argument("--db", required=True, help="sweep database (SQLite)")
+    w.add_argument("--group-by", type=_group_by, default=None, metavar="KEY,KEY",
+                   help="comma-separated, of entry, instance (the generator's parameters), "
+                   "evaluator, seed (default entry,instance,evaluator: one row per grid "
+                   "point; e.g. entry,evaluator averages over the instance parameters too)")
     w.add_argument("--metric", default="total_latency",
                    help="metric averaged per evaluator (default total_latency; e.g. "
                    "mean_latency_s, p90_latency, evictions, runtime_s)")
@@ -245,6 +259,18 @@ def run_table1(args: argparse.Namespace) -> int:
     return 0
 
 
+def _group_by(text: str) -> tuple[str, ...]:
+    """argparse ``type=`` of ``report sweep --group-by``."""
+    from kvopt.sweep.summary import GROUP_KEYS
+
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in keys if k not in GROUP_KEYS]
+    if bad or not keys or len(set(keys)) != len(keys):
+        raise argparse.ArgumentTypeError(f"expected distinct keys among {', '.join(GROUP_KEYS)}"
+                                         f", got {text!r}")
+    return keys
+
+
 def run_sweep_report(args: argparse.Namespace) -> int:
     """Summarise a sweep database."""
     from pathlib import Path
@@ -262,7 +288,8 @@ def run_sweep_report(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
     with ResultStore(args.db, readonly=True) as store:
         rows = store.rows()
-    summary = summarize(with_ratios(rows), args.metric)
+    summary = summarize(with_ratios(rows), args.metric, **(
+        {"group_by": args.group_by} if args.group_by else {}))
     text = table(*summary_table(summary), args.format).rstrip("\n")
     if args.out is not None:
         atomic_write_text(Path(args.out), text + "\n")

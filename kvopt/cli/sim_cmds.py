@@ -15,6 +15,7 @@ from kvopt.cli.common import (
     emit,
     int_at_least,
     read_instance,
+    seed_arg,
 )
 from kvopt.core.errors import InfeasibleScheduleError, UsageError
 
@@ -39,13 +40,20 @@ def _options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "simulate": "simulate an online policy (MC-SF, Amin, FCFS, ...) on an instance",
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``simulate``."""
     from kvopt.cli.steptime_cmds import step_time_arg
     from kvopt.sim.policies import POLICIES
 
     p = sub.add_parser(
-        "simulate", help="simulate an online policy (MC-SF, Amin, FCFS, ...) on an instance",
+        "simulate", help=COMMANDS["simulate"],
         description="Simulate POLICY on INSTANCE with a step-time model; prints latency metrics. "
         "Exit 0 ok, 1 the policy livelocked or failed, 2 bad input.")
     add_instance_argument(p)
@@ -53,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--step-time", default="unit", type=step_time_arg, metavar="MODEL",
                    help="batch duration model: a name from `kvopt steptime list` or a "
                         "fitted-model JSON file from `kvopt steptime fit` (default: unit)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    p.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"seed for ties, clearing and noise (default {DEFAULT_SEED}; printed "
                    "with the results: same seed, same output)")
     p.add_argument("--noise", default=None, metavar="KIND:VALUE",
@@ -194,6 +202,24 @@ def run_simulate(args: argparse.Namespace) -> int:
                if unit == "step" and m.has_clock else "")
             + f"  peak memory {m.peak_memory} / {inst.memory}, evictions {m.evictions}"
             + ("" if res.schedule.preemption == "restart"
-               else f" (preemption {res.schedule.preemption})"))
+               else f" (preemption {res.schedule.preemption})")
+            + _goodput_line(m))
     emit(args, doc, text)
     return 0
+
+
+def _goodput_line(m: Any) -> str:
+    """The goodput line of an instance with SLOs (empty without).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> _goodput_line(NS(token_goodput=9.0, request_goodput=9, goodput_rule="binary",
+    ...                  slo_attainment={"deadline": 0.9}))
+    '\\n  goodput (binary rule): token goodput 9, request goodput 9; SLO attainment deadline 90.0 %'
+    """
+    if m.token_goodput is None:
+        return ""
+    att = ", ".join(f"{k} {100 * v:.1f} %" for k, v in (m.slo_attainment or {}).items())
+    return (f"\n  goodput ({m.goodput_rule} rule): token goodput {m.token_goodput:.6g}, "
+            f"request goodput {m.request_goodput}" + (f"; SLO attainment {att}" if att else ""))

@@ -31,16 +31,23 @@ def step_time_arg(value: str) -> Any:
         raise argparse.ArgumentTypeError(exc.reason) from None
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "steptime": ("step-time models vs real GPU measurements: list, validate, fit, "
+                 "calibrate-engine, profile"),
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``steptime`` with ``list``, ``validate``, ``fit``, ``calibrate-engine`` and
     ``profile``."""
-    from kvopt.cli.common import add_json_argument, float_in, int_at_least
+    from kvopt.cli.common import add_json_argument, float_in, int_at_least, seed_arg
     from kvopt.sim.steptime import ENGINE_CALIBRATION
     from kvopt.sim.steptime.fit import ENGINE_SETS
     from kvopt.sim.steptime.measured import MEASUREMENT_SETS
 
-    p = sub.add_parser("steptime", help="step-time models vs real GPU measurements: list, "
-                                        "validate, fit, calibrate-engine, profile")
+    p = sub.add_parser("steptime", help=COMMANDS["steptime"])
     ss = p.add_subparsers(dest="steptime_command", metavar="ACTION")
     ss.required = True
 
@@ -59,7 +66,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     v.add_argument("--fit", action="store_true", help="also fit and report held-out errors")
     v.add_argument("--folds", type=int_at_least(2), default=5,
                    help="cross-validation folds (default 5)")
-    v.add_argument("--seed", type=int, default=0, help="fold assignment seed (default 0)")
+    v.add_argument("--seed", type=seed_arg, default=0, help="fold assignment seed (default 0)")
     v.add_argument("--out", default=None, metavar="DIR", help="write the report files here")
     add_json_argument(v)
     v.set_defaults(func=run_validate)
@@ -81,7 +88,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="profiled base: all-reduce table (none: one measured shard)")
     f.add_argument("--holdout", type=float_in(0, 1, lo_open=True, hi_open=True), default=0.25,
                    help="fraction of each kind's rows held out (default 0.25)")
-    f.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
+    f.add_argument("--seed", type=seed_arg, default=0, help="split seed (default 0)")
     f.add_argument("--out", default=None, metavar="FILE.json", help="save the fitted model")
     add_json_argument(f)
     f.set_defaults(func=run_fit)

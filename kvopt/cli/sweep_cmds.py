@@ -35,13 +35,20 @@ from kvopt.sweep.store import ResultStore
 _FLAG_FORM = ("generator", "seeds", "policies", "solver", "time_limit", "param", "out")
 
 
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "sweep": ("run a sweep spec (policies x solvers x instances x seeds) on Dask into a "
+              "resumable SQLite database"),
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``sweep``."""
     from kvopt.mip.backends import backend_names
 
     p = sub.add_parser(
-        "sweep", help="run a sweep spec (policies x solvers x instances x seeds) on Dask into a "
-        "resumable SQLite database",
+        "sweep", help=COMMANDS["sweep"],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="kvopt sweep SPEC.toml --db results.sqlite [--scheduler tcp://HOST:PORT | "
         "--workers N]\n  runs every task of the spec not yet in the database (a LocalCluster "
@@ -59,6 +66,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     p.add_argument("--workers", type=int_at_least(0), default=None,
                    help="LocalCluster worker processes (default 2; 0: in this process)")
+    p.add_argument("--task-time-limit", type=float_in(0, lo_open=True), default=None,
+                   metavar="S", help="seconds a task may run before it is killed and recorded "
+                   "as status 'timeout' (default: the spec's task_time_limit, 600; a solver "
+                   "task gets at least its time limit + 60)")
     p.add_argument("--retry-errors", action="store_true",
                    help="re-run tasks recorded with status 'error' (lost workers, bugs)")
     p.add_argument("--csv", default=None, help="export: CSV file to write")
@@ -163,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
     check_spec(spec)
     workers = 2 if args.workers is None else args.workers
     outcome = run_spec(spec, args.db, scheduler=args.scheduler, workers=workers,
-                       progress=not args.json, retry_errors=args.retry_errors, check=False)
+                       progress=not args.json, retry_errors=args.retry_errors, check=False,
+                       task_time_limit=args.task_time_limit)
     return _finish(args, spec_tasks={t.key for t in expand_tasks(spec)}, outcome=outcome.to_dict(),
                    metric=spec.metrics[0] if spec.metrics else "total_latency")
 
@@ -200,7 +212,7 @@ def _export(args: argparse.Namespace) -> int:
     from kvopt.core.io import atomic_write_text
     from kvopt.sweep.summary import export_csv
 
-    for f in (*_FLAG_FORM, "retry_errors"):
+    for f in (*_FLAG_FORM, "retry_errors", "task_time_limit"):
         v = getattr(args, f)
         if v is not None and v is not False:
             raise UsageError("--" + f.replace("_", "-"), "not an option of 'kvopt sweep export'")
@@ -244,7 +256,7 @@ def _run_flags(args: argparse.Namespace) -> int:
     from kvopt.sweep.run import run_sweep
 
     rows = run_sweep(spec, workers=workers, progress=not args.json, db=db,
-                     scheduler=args.scheduler)
+                     scheduler=args.scheduler, task_time_limit=args.task_time_limit)
     command = "kvopt " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("kvopt") else None
     summary, table = write_sweep(out, rows, spec, workers=workers, command=command)
     emit(args, {"summary": summary, "out": str(args.out), "db": db}, table)

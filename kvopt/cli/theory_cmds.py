@@ -6,14 +6,20 @@ import argparse
 
 from kvopt.cli.common import add_json_argument, emit, float_in, int_at_least
 from kvopt.core.errors import UsageError
-from kvopt.theory import ratios as rt
-from kvopt.theory.values import POLICIES, ratio_values
+
+#: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
+#: them without building their parsers).
+COMMANDS = {
+    "ratio": "theoretical competitive ratio of a policy (seed 000 / seed 001)",
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``ratio``."""
+    from kvopt.theory.values import POLICIES
+
     p = sub.add_parser(
-        "ratio", help="theoretical competitive ratio of a policy (seed 000 / seed 001)",
+        "ratio", help=COMMANDS["ratio"],
         description="Print the theory values for POLICY. Ratios are against H-SF in the fluid "
         "limit (seed 000) unless stated. amin: lambda_max of Corollary 1's Rayleigh quotient "
         "(--u U gives lengths in [l, U], default l = 1, s = 0); amax: proven upper bound, the "
@@ -42,7 +48,9 @@ def _interval(args: argparse.Namespace) -> tuple[int, int, float]:
     """``(l, u, alpha)`` from ``--alpha``/``--u``/``--l`` (ranges already checked by argparse)."""
     alpha = 0.1 if args.alpha is None else float(args.alpha)
     if args.l is None and args.u is None:
-        l, u = rt.alpha_to_lu(alpha)
+        from kvopt.theory.ratios import alpha_to_lu
+
+        l, u = alpha_to_lu(alpha)
         return l, u, alpha
     l = 1 if args.l is None else int(args.l)
     if args.u is not None:
@@ -54,6 +62,8 @@ def _interval(args: argparse.Namespace) -> tuple[int, int, float]:
 
 def run_ratio(args: argparse.Namespace) -> int:
     """Print the theory values of one policy."""
+    from kvopt.theory.values import ratio_values
+
     l, u, alpha = _interval(args)
     doc = ratio_values(args.policy, l=l, u=u, alpha=alpha, s=args.s, memory=args.memory)
     lines = [f"{args.policy}: alpha = {alpha:.6g} (l = {l}, u = {u}, s = {args.s:g}); "

@@ -101,9 +101,7 @@ def _child(fn: Callable[[], Any], wfd: int, memory_cap: int | None) -> None:
             data = pickle.dumps((*payload, peak), protocol=pickle.HIGHEST_PROTOCOL)
         except MemoryError:
             data = pickle.dumps(("oom", "MemoryError", peak))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(wfd, view):]
+        write_all(wfd, data)
     except BaseException:  # pragma: no cover - last resort, the parent sees a short read
         code = 1
     finally:
@@ -112,6 +110,33 @@ def _child(fn: Callable[[], Any], wfd: int, memory_cap: int | None) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def fork_piped() -> tuple[int, int]:
+    """Fork with a pipe from the child to the parent (stdout and stderr flushed first, the
+    warning about forking a threaded process silenced).
+
+    Returns ``(0, write_fd)`` in the child and ``(child_pid, read_fd)`` in the parent; the
+    other end of the pipe is closed on each side.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rfd, wfd = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork in a threaded process
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(rfd)
+        return 0, wfd
+    os.close(wfd)
+    return pid, rfd
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the file descriptor ``fd``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def run_isolated(
@@ -160,16 +185,9 @@ def run_isolated(
         except MemoryError:
             return IsolatedOutcome(out_of_memory=True, error="MemoryError",
                                    seconds=time.monotonic() - t0, isolated=False)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    rfd, wfd = os.pipe()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork in a threaded process
-        pid = os.fork()
+    pid, rfd = fork_piped()
     if pid == 0:  # pragma: no cover - runs in the child
-        os.close(rfd)
-        _child(fn, wfd, memory_cap)
-    os.close(wfd)
+        _child(fn, rfd, memory_cap)
     chunks: list[bytes] = []
     killed = False
     last_tick = t0

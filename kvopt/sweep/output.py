@@ -32,8 +32,10 @@ def write_sweep(out: Path, rows: list[dict[str, Any]], spec: SweepSpec, *, worke
     w.writeheader()
     for r in rows:
         w.writerow({k: _fmt(r.get(k)) for k in COLUMNS})
-    header = ["evaluator", "instances", "valid", "optimal", "mean TEL", "ratio mean", "ratio max"]
-    cells = [[s["evaluator"], str(s["instances"]), str(s["valid"]), str(s["optimal"]),
+    header = ["instance", "evaluator", "instances", "valid", "optimal", "mean TEL", "ratio mean",
+              "ratio max"]
+    cells = [[s["instance"], s["evaluator"], str(s["instances"]), str(s["valid"]),
+              str(s["optimal"]),
               _fmt(s["mean_total_latency"]), _fmt(s["ratio_mean"]), _fmt(s["ratio_max"])]
              for s in summary]
     manifest = {"command": command, "spec": spec.to_dict(), "workers": workers,

@@ -21,7 +21,7 @@ from kvopt.sweep.spec import (
     expand_tasks,
 )
 from kvopt.sweep.store import ResultStore
-from kvopt.sweep.tasks import failed_row, run_task, run_tasks
+from kvopt.sweep.tasks import failed_row, iter_tasks, run_tasks
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ def run_spec(
     retry_errors: bool = False,
     check: bool = True,
     batch: int | None = None,
+    task_time_limit: float | None = None,
 ) -> SweepOutcome:
     """Run every task of ``spec`` not yet in ``db``, recording each result as it arrives.
 
@@ -136,6 +137,9 @@ def run_spec(
     batch
         Tasks per Dask task (default: automatic, 1 to 32); a killed sweep loses at most the
         batches in flight.
+    task_time_limit
+        Seconds a task may run before it is killed and recorded as status ``timeout``
+        (default: the spec's ``task_time_limit``; see :func:`kvopt.sweep.tasks.iter_tasks`).
 
     Examples
     --------
@@ -156,6 +160,9 @@ def run_spec(
         raise UsageError("workers", f"must be >= 0, got {workers}")
     if batch is not None and batch < 1:
         raise UsageError("batch", f"must be >= 1, got {batch}")
+    limit = spec.task_time_limit if task_time_limit is None else task_time_limit
+    if not 0 < limit < float("inf"):
+        raise UsageError("task_time_limit", f"must be seconds > 0, got {limit}")
     if scheduler is not None:
         check_reachable(scheduler)
     tasks = expand_tasks(spec)
@@ -175,7 +182,7 @@ def run_spec(
         statuses: Counter[str] = Counter()
         t0 = time.perf_counter()
         with Progress(len(todo), f"sweep {spec.name}", enabled=progress, unit="task") as bar:
-            for row in _results(todo, scheduler, workers, batch):
+            for row in _results(todo, scheduler, workers, batch, limit):
                 store.insert(row)
                 statuses[row["status"]] += 1
                 bar.update()
@@ -213,7 +220,7 @@ def check_reachable(address: str, timeout: float = 10.0) -> None:
 
 
 def _results(todo: list[Task], scheduler: str | None, workers: int,
-             batch: int | None = None) -> Any:
+             batch: int | None = None, task_time_limit: float | None = None) -> Any:
     """Yield one result row per task, in completion order.
 
     On a cluster, tasks travel in batches (interleaved, so each batch mixes entries and
@@ -224,8 +231,7 @@ def _results(todo: list[Task], scheduler: str | None, workers: int,
     if not todo:
         return
     if scheduler is None and workers == 0:
-        for t in todo:
-            yield run_task(t.payload(ship_instance=True))
+        yield from iter_tasks([t.payload(ship_instance=True) for t in todo], task_time_limit)
         return
     from dask.distributed import Client, LocalCluster, as_completed
 
@@ -246,8 +252,9 @@ def _results(todo: list[Task], scheduler: str | None, workers: int,
         nb = -(-len(todo) // size)
         batches = [[t.payload(ship_instance=True) for t in todo[i::nb]] for i in range(nb)]
         del todo
-        futures = {client.submit(run_tasks, b, key=f"kvopt-tasks-{b[0]['key']}-{len(b)}",
-                                 pure=False): b for b in batches}
+        futures = {client.submit(run_tasks, b, task_time_limit,
+                                 key=f"kvopt-tasks-{b[0]['key']}-{len(b)}", pure=False): b
+                   for b in batches}
         for fut in as_completed(list(futures)):
             try:
                 rows = fut.result()
@@ -272,6 +279,7 @@ def run_sweep(
     progress: bool = False,
     db: str | Path = ":memory:",
     scheduler: str | None = None,
+    task_time_limit: float | None = None,
 ) -> list[dict[str, Any]]:
     """Run a flag-style :class:`SweepSpec` (through :func:`run_spec`) and return its rows.
 
@@ -287,6 +295,8 @@ def run_sweep(
         Where results are recorded (default: in memory, nothing kept).
     scheduler
         Address of a running Dask scheduler instead of a ``LocalCluster``.
+    task_time_limit
+        Seconds a task may run before it is recorded as ``timeout`` (default 600).
 
     Returns
     -------
@@ -304,7 +314,8 @@ def run_sweep(
 
     full = spec.to_spec()
     with ResultStore(db) as store:
-        run_spec(full, store, workers=workers, progress=progress, scheduler=scheduler)
+        run_spec(full, store, workers=workers, progress=progress, scheduler=scheduler,
+                 task_time_limit=task_time_limit)
         rows = with_ratios(store.rows())
     order = {e.label: i for i, e in enumerate(full.evaluators)}
     keys = {t.key for t in expand_tasks(full)}

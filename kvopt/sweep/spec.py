@@ -9,6 +9,9 @@ optional)::
     name = "smoke"
     seeds = "0:4"                    # START:STOP (exclusive), or a list [0, 1, 5]
     step_time = "unit"               # kvopt.sim step-time model of every policy run
+    task_time_limit = 600            # seconds a task may run before it is killed and recorded
+                                     #   as status "timeout" (default 600; a solver task gets
+                                     #   at least its time_limit + 60)
     metrics = ["total_latency", "mean_latency", "evictions"]   # columns of the exports
 
     [[instances]]
@@ -64,6 +67,12 @@ from typing import Any
 
 from kvopt.core.errors import KvoptError
 from kvopt.core.instance import Instance, load_instance
+from kvopt.core.seeds import MAX_SEED
+
+#: Most seeds one ``START:STOP`` range may name (each is a task of the sweep).
+MAX_SWEEP_SEEDS = 10**6
+#: Seconds a task may run (spec key ``task_time_limit``) before it is recorded as ``timeout``.
+DEFAULT_TASK_TIME_LIMIT = 600.0
 
 __all__ = ["DEFAULT_METRICS", "EvaluatorSpec", "InstanceSource", "Spec", "SpecError", "Task",
            "check_spec", "code_version", "expand_tasks", "load_spec", "parse_spec"]
@@ -163,10 +172,12 @@ class Spec:
     seeds: tuple[int, ...]
     metrics: tuple[str, ...] = DEFAULT_METRICS
     text: str = ""
+    task_time_limit: float = 600.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (recorded in the database's ``runs`` table)."""
         return {"name": self.name, "seeds": list(self.seeds), "metrics": list(self.metrics),
+                "task_time_limit": self.task_time_limit,
                 "sources": [{"entry": s.entry, **({"generator": s.generator,
                                                    "params": s.params} if s.generator else
                                                   {"file": s.path})} for s in self.sources],
@@ -258,10 +269,16 @@ def parse_seeds(value: Any, key: str) -> tuple[int, ...]:
     if isinstance(value, str):
         try:
             if ":" in value:
-                a, b = value.split(":")
-                out = list(range(int(a), int(b)))
+                a, b = (int(x) for x in value.split(":"))
+                if not 0 <= a <= MAX_SEED or not 0 <= b <= MAX_SEED + 1:
+                    raise SpecError(key, f"seeds must be integers in [0, 2**63 - 1], got {value}")
+                if b - a > MAX_SWEEP_SEEDS:
+                    raise SpecError(key, f"at most {MAX_SWEEP_SEEDS:,} seeds, got {b - a:,}")
+                out = list(range(a, b))
             else:
                 out = [int(x) for x in value.split(",") if x.strip()]
+        except SpecError:
+            raise
         except ValueError:
             out = None
     elif isinstance(value, list) and all(isinstance(x, int) and not isinstance(x, bool)
@@ -271,8 +288,9 @@ def parse_seeds(value: Any, key: str) -> tuple[int, ...]:
         raise SpecError(key, f"expected START:STOP or a list of integers, got {value!r}")
     if not out:
         raise SpecError(key, "no seeds")
-    if any(s < 0 for s in out):
-        raise SpecError(key, f"seeds must be >= 0, got {min(out)}")
+    bad = [s for s in out if not 0 <= s <= MAX_SEED]
+    if bad:
+        raise SpecError(key, f"seeds must be integers in [0, 2**63 - 1], got {bad[0]}")
     if len(set(out)) != len(out):
         raise SpecError(key, "repeated seed")
     return tuple(out)
@@ -320,7 +338,11 @@ def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spe
     except tomllib.TOMLDecodeError as exc:
         raise SpecError("(toml)", str(exc)) from None
     _check_keys(doc, {"name", "seeds", "step_time", "metrics", "instances", "policies",
-                      "solvers"}, "")
+                      "solvers", "task_time_limit"}, "")
+    task_limit = doc.get("task_time_limit", DEFAULT_TASK_TIME_LIMIT)
+    if (not isinstance(task_limit, (int, float)) or isinstance(task_limit, bool)
+            or not 0 < task_limit < float("inf")):
+        raise SpecError("task_time_limit", f"seconds > 0, got {task_limit!r}")
     sname = _str(doc, "name", "", name) or name
     seeds = parse_seeds(doc.get("seeds", [0]), "seeds")
     step_time = _str(doc, "step_time", "", "unit") or "unit"
@@ -429,7 +451,8 @@ def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spe
         if labels.count(lab) > 1:
             raise SpecError("policies" if not lab.startswith("opt:") else "solvers",
                             f"evaluator {lab!r} appears twice")
-    return Spec(sname, tuple(sources), tuple(evaluators), seeds, tuple(metrics), text)
+    return Spec(sname, tuple(sources), tuple(evaluators), seeds, tuple(metrics), text,
+                float(task_limit))
 
 
 def load_spec(path: str | Path) -> Spec:

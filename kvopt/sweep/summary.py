@@ -28,10 +28,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["export_csv", "metric_value", "summarize", "summary_table", "with_ratios"]
+__all__ = ["DEFAULT_GROUP_BY", "GROUP_KEYS", "export_csv", "metric_value", "summarize",
+           "summary_table", "with_ratios"]
 
-#: Statuses counted as a usable result (the others: livelock, failed, error).
+#: Statuses counted as a usable result.
 OK_STATUSES = ("simulated", "optimal", "time_limit", "feasible")
+#: The other statuses: livelocked, failed, stopped at the sweep's per-task wall-clock limit
+#: (``timeout``), internal error.
+NOT_OK_STATUSES = ("livelock", "failed", "timeout", "error")
 
 
 def _instance_key(r: dict[str, Any]) -> tuple[str, str, int]:
@@ -72,27 +76,57 @@ def _mean_std(v: list[float]) -> tuple[float | None, float | None]:
     return m, s
 
 
-def summarize(rows: Sequence[dict[str, Any]], metric: str = "total_latency"
-              ) -> list[dict[str, Any]]:
-    """Per (entry, evaluator), in order of first appearance: tasks, usable results, valid,
-    proven optimal, livelocked/failed/error tasks, mean and std of ``metric`` over the results,
-    and the ratio to the optimum (mean, max, count; rows from :func:`with_ratios`)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+#: What :func:`summarize` may group by: the spec entry, the instance generator's grid point
+#: (``instance_params``), the evaluator (a policy with one point of its option grid, or a
+#: solver) and the seed.
+GROUP_KEYS = ("entry", "instance", "evaluator", "seed")
+#: The default grouping: one summary row per grid point (entry x instance parameters x
+#: evaluator), averaged over the seeds.
+DEFAULT_GROUP_BY = ("entry", "instance", "evaluator")
+
+
+def _group_value(r: dict[str, Any], key: str) -> Any:
+    if key == "instance":
+        params = r.get("instance_params") or {}
+        return ",".join(f"{k}={v}" for k, v in sorted(params.items())) or "-"
+    return r[key]
+
+
+def summarize(rows: Sequence[dict[str, Any]], metric: str = "total_latency",
+              group_by: Sequence[str] = DEFAULT_GROUP_BY) -> list[dict[str, Any]]:
+    """Per group (by default one per grid point: entry, instance parameters and evaluator; see
+    :data:`GROUP_KEYS`), in order of first appearance: tasks, usable results, valid, proven
+    optimal, livelocked/failed/timeout/error tasks, mean and std of ``metric`` over the
+    results, and the ratio to the optimum (mean, max, count; rows from :func:`with_ratios`).
+
+    Examples
+    --------
+    >>> rows = [{"entry": "e", "instance_params": {"n": n}, "seed": s, "evaluator": "mcsf",
+    ...          "status": "simulated", "total_latency": float(n + s)}
+    ...         for n in (10, 20) for s in (0, 1)]
+    >>> [(x["instance"], x["mean"]) for x in summarize(rows)]
+    [('n=10', 10.5), ('n=20', 20.5)]
+    >>> [(x["evaluator"], x["mean"]) for x in summarize(rows, group_by=("evaluator",))]
+    [('mcsf', 15.5)]
+    """
+    bad = [k for k in group_by if k not in GROUP_KEYS]
+    if bad or not group_by:
+        raise ValueError(f"group_by: expected some of {GROUP_KEYS}, got {tuple(group_by)}")
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault((r["entry"], r["evaluator"]), []).append(r)
+        groups.setdefault(tuple(_group_value(r, k) for k in group_by), []).append(r)
     out = []
-    for (entry, ev), rs in groups.items():
+    for key, rs in groups.items():
         ok = [r for r in rs if r["status"] in OK_STATUSES]
         vals = [float(v) for r in ok if (v := metric_value(r, metric)) is not None]
         mean, std = _mean_std(vals)
         ratios = [r["ratio_to_opt"] for r in rs if r.get("ratio_to_opt") is not None]
         out.append({
-            "entry": entry, "evaluator": ev, "instances": len(rs), "results": len(ok),
+            **dict(zip(group_by, key, strict=True)), "group_by": list(group_by),
+            "instances": len(rs), "results": len(ok),
             "valid": sum(bool(r.get("valid")) for r in rs),
             "optimal": sum(r["status"] == "optimal" for r in rs),
-            "livelock": sum(r["status"] == "livelock" for r in rs),
-            "failed": sum(r["status"] == "failed" for r in rs),
-            "error": sum(r["status"] == "error" for r in rs),
+            **{st: sum(r["status"] == st for r in rs) for st in NOT_OK_STATUSES},
             "metric": metric, "mean": mean, "std": std,
             "mean_total_latency": _mean_std([float(r["total_latency"]) for r in ok
                                              if r.get("total_latency") is not None])[0],
@@ -102,25 +136,26 @@ def summarize(rows: Sequence[dict[str, Any]], metric: str = "total_latency"
     return out
 
 
-#: Keys of a :func:`summarize` row shown by the summary tables, in order.
-SUMMARY_KEYS = ("entry", "evaluator", "instances", "results", "valid", "optimal", "livelock",
-                "failed", "error", "mean", "std", "ratio_mean", "ratio_max", "ratio_count")
+#: Keys of a :func:`summarize` row shown by the summary tables after the group keys, in order.
+SUMMARY_KEYS = ("instances", "results", "valid", "optimal", "livelock", "failed", "timeout",
+                "error", "mean", "std", "ratio_mean", "ratio_max", "ratio_count")
 
 
 def summary_table(summary: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     """Header and cells of the summary (rendered by ``kvopt.report.writers.table`` in the
-    CLI: markdown, CSV or LaTeX).
+    CLI: markdown, CSV or LaTeX): the group keys, then :data:`SUMMARY_KEYS`.
 
     Examples
     --------
     >>> head, cells = summary_table([])
-    >>> head[:3], cells
-    (['entry', 'evaluator', 'tasks'], [])
+    >>> head[:4], cells
+    (['entry', 'instance', 'evaluator', 'tasks'], [])
     """
     metric = summary[0]["metric"] if summary else "total_latency"
-    header = ["entry", "evaluator", "tasks", "results", "valid", "optimal", "livelock",
-              "failed", "error", f"mean {metric}", "std", "ratio to OPT mean", "max", "n"]
-    return header, [[s[k] for k in SUMMARY_KEYS] for s in summary]
+    group_by = summary[0]["group_by"] if summary else list(DEFAULT_GROUP_BY)
+    header = [*group_by, "tasks", "results", "valid", "optimal", "livelock", "failed",
+              "timeout", "error", f"mean {metric}", "std", "ratio to OPT mean", "max", "n"]
+    return header, [[s[k] for k in (*group_by, *SUMMARY_KEYS)] for s in summary]
 
 
 #: Columns of :func:`export_csv` before the metrics.

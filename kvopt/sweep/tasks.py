@@ -3,26 +3,36 @@
 A task never raises for what can happen to a task: a livelock, a simulation that cannot
 proceed, a solver refusal or a time limit are results with their status; an unexpected
 exception (a bug) is recorded as status ``error`` with its type, message and traceback tail,
-so one task cannot stop a sweep. Result rows are plain data (the columns of
+so one task cannot stop a sweep. A task that runs past the sweep's per-task wall-clock
+limit (:func:`iter_tasks`) is killed and recorded as status ``timeout``, so one hung task
+cannot stall a sweep either. Result rows are plain data (the columns of
 :data:`kvopt.sweep.store.COLUMNS`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
+import select
+import signal
 import socket
+import struct
 import time
 import traceback
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from kvopt.core.errors import KvoptError
 from kvopt.core.instance import Instance
 
-__all__ = ["failed_row", "run_task", "run_tasks"]
+__all__ = ["failed_row", "iter_tasks", "run_task", "run_tasks"]
 
 #: Statuses of a task that ran to a result (not an internal error).
 RESULT_STATUSES = ("simulated", "optimal", "time_limit", "feasible", "infeasible", "livelock",
-                   "failed")
+                   "failed", "timeout")
+#: Seconds a solver task gets beyond its own time limit before the per-task limit applies.
+SOLVER_SLACK_S = 60.0
 
 
 def _base(payload: dict[str, Any]) -> dict[str, Any]:
@@ -126,6 +136,97 @@ def _metrics(m: Any) -> dict[str, Any]:
     return out
 
 
-def run_tasks(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`run_task` on each payload (a batch travels as one Dask task)."""
-    return [run_task(p) for p in payloads]
+def run_tasks(payloads: list[dict[str, Any]], task_time_limit: float | None = None
+              ) -> list[dict[str, Any]]:
+    """:func:`iter_tasks` on a batch (a batch travels as one Dask task)."""
+    return list(iter_tasks(payloads, task_time_limit))
+
+
+def iter_tasks(payloads: list[dict[str, Any]], task_time_limit: float | None = None
+               ) -> Iterator[dict[str, Any]]:
+    """:func:`run_task` on each payload, in order, yielding each row as it is ready.
+
+    With ``task_time_limit`` (seconds; a solver task gets at least its own time limit plus
+    :data:`SOLVER_SLACK_S`) the tasks run one after another in a forked child process: a task
+    past its limit is killed with the child's process group and recorded as status
+    ``timeout``, and a new child goes on with the next task. Without ``fork`` (or without a
+    limit) the tasks run in this process.
+
+    Examples
+    --------
+    >>> from kvopt.sweep.spec import parse_spec, expand_tasks
+    >>> spec = parse_spec('seeds = "0:2"\\n[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "fcfs"')
+    >>> ps = [t.payload(ship_instance=True) for t in expand_tasks(spec)]
+    >>> [r["status"] for r in iter_tasks(ps, task_time_limit=60)]
+    ['simulated', 'simulated']
+    """
+    if task_time_limit is None or not hasattr(os, "fork"):
+        for p in payloads:
+            yield run_task(p)
+        return
+    start = 0
+    while start < len(payloads):
+        start = yield from _watched(payloads, start, task_time_limit)
+
+
+def _limit_of(payload: dict[str, Any], limit: float) -> float:
+    if payload.get("evaluator") == "solver" and payload.get("time_limit"):
+        return max(limit, float(payload["time_limit"]) + SOLVER_SLACK_S)
+    return limit
+
+
+def _watched(payloads: list[dict[str, Any]], start: int, limit: float
+             ) -> Generator[dict[str, Any], None, int]:
+    """Run ``payloads[start:]`` in one forked child; yield their rows; return the index of
+    the first task not run (after a killed or lost one)."""
+    from kvopt.core.isolate import fork_piped, write_all
+
+    pid, rfd = fork_piped()
+    if pid == 0:  # pragma: no cover - runs in the child (rfd: the pipe's write end)
+        code = 0
+        try:
+            os.setpgid(0, 0)
+            for p in payloads[start:]:
+                data = pickle.dumps(run_task(p), protocol=pickle.HIGHEST_PROTOCOL)
+                write_all(rfd, struct.pack("<Q", len(data)) + data)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    i, buf, t0 = start, b"", time.monotonic()
+    try:
+        while i < len(payloads):
+            left = _limit_of(payloads[i], limit) - (time.monotonic() - t0)
+            ready = select.select([rfd], [], [], max(left, 0.0))[0] if left > 0 else []
+            if not ready:  # past the limit: kill the task (and whatever it started)
+                row = failed_row(payloads[i], "timeout", "ran past the per-task wall-clock "
+                                 f"limit of {_limit_of(payloads[i], limit):g} s and was killed")
+                row["runtime_s"] = time.monotonic() - t0
+                yield row
+                return i + 1
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:  # the child died without a signal from us
+                yield failed_row(payloads[i], "error", "the task's process ended without a "
+                                 f"result ({_exit_text(pid)})")
+                return i + 1
+            buf += chunk
+            while len(buf) >= 8 and len(buf) >= 8 + (size := struct.unpack("<Q", buf[:8])[0]):
+                yield pickle.loads(buf[8:8 + size])
+                buf, i, t0 = buf[8 + size:], i + 1, time.monotonic()
+        return i
+    finally:
+        os.close(rfd)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def _exit_text(pid: int) -> str:
+    with contextlib.suppress(ChildProcessError):
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+        return f"exit status {os.WEXITSTATUS(status)}"
+    return "status unknown"

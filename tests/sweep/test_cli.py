@@ -53,7 +53,7 @@ def test_spec_run_resume_export_report(tmp_path, capsys):
     assert rep["tasks"] == 6 and rep["summary"][0]["metric"] == "p90_latency"
     md = tmp_path / "t.md"
     assert main(["report", "sweep", "--db", str(db), "--out", str(md)]) == 0
-    assert md.read_text().startswith("| entry | evaluator |")
+    assert md.read_text().startswith("| entry | instance | evaluator |")
 
 
 def test_internal_task_error_exits_1_after_recording(tmp_path, capsys, monkeypatch):
@@ -69,7 +69,7 @@ def test_internal_task_error_exits_1_after_recording(tmp_path, capsys, monkeypat
     assert main(["sweep", str(spec), "--db", str(db), "--workers", "0"]) == 1
     cap = capsys.readouterr()
     assert "2 task(s) failed with an internal error" in cap.err
-    assert "| small | mcsf | 2 | 2 |" in cap.out
+    assert "| small | - | mcsf | 2 | 2 |" in cap.out
 
 
 def test_flag_form_keeps_a_database_and_resumes(tmp_path, capsys):
