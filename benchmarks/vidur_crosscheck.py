@@ -444,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         data = args.work / "data"
         write_vidur_data(data)
         for c in args.configs:
-            _, mem = CONFIGS[c]
+            mem = CONFIGS[c][1]
             csv_path = args.work / f"requests_{c}.csv"
             write_requests(csv_path, reqs[c])
             print(f"Vidur {c} ...", flush=True)
@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for st_name, st in ((args.step_time, args.step_time), (vmodel.name, vmodel)):
         for c in args.configs:
-            _, mem = CONFIGS[c]
+            mem = CONFIGS[c][1]
             for label, policy, options in variants:
                 k = run_kvopt(reqs[c], mem, policy, options, st)
                 v = vidur[c]

@@ -3,7 +3,7 @@
 Needs a GPU and ``pip install vllm`` (not a kvopt dependency; imported only by ``run``).
 The model is Llama-2-7B with random weights (``load_format="dummy"``): timing does not depend
 on weight values, so no checkpoint is downloaded. The model folder holds one hand-written
-``config.json`` (the Llama-2-7B shape of ``kvopt.sim.step_time.LLAMA2_7B``); there is no
+``config.json`` (the Llama-2-7B shape of ``kvopt.sim.steptime.LLAMA2_7B``); there is no
 tokenizer (``skip_tokenizer_init``): prompts are token ids, generation ignores EOS and produces
 exactly the trace's output length. Nothing here needs the network.
 
@@ -45,7 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vidur_crosscheck import BLOCK, CONFIGS, MAX_BATCH, MAX_TOKENS, requests
 
-from kvopt.sim.step_time import LLAMA2_7B
+from kvopt.sim.steptime import LLAMA2_7B
 
 
 def llama2_7b_config() -> dict[str, Any]:

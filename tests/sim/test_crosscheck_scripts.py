@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvopt.sim.step_time import LLAMA2_7B
+from kvopt.sim.steptime import LLAMA2_7B
 
 ROOT = Path(__file__).resolve().parents[2]
 
