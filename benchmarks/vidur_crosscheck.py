@@ -52,6 +52,7 @@ import numpy as np
 import kvopt
 from kvopt.core.io import data_file
 from kvopt.sim import get_step_time, simulate
+from kvopt.sim.steptime.attention import attention_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "instances" / "traces" / "azure_conv_2023.csv"
@@ -97,64 +98,6 @@ def write_requests(path: Path, req: dict[str, np.ndarray]) -> None:
 # ---------------------------------------------------------------- Vidur's inputs
 
 
-def attention_samples() -> dict[str, Any]:
-    """Measured A100 Llama-2-7B attention samples shipped with kvopt (ms per layer)."""
-    path = data_file("profiles", "a100_llama-2-7b_attention_samples.csv")
-    with path.open() as f:
-        rows = list(csv.DictReader(f))
-    dec = [(int(r["batch_size"]), int(r["kv_cache_size"]), float(r["attn_ms_median"]))
-           for r in rows if r["kind"] == "decode"]
-    pre = [(int(r["prefill_chunk_size"]), float(r["attn_ms_median"]))
-           for r in rows if r["kind"] == "prefill"]
-    return {"decode": dec, "prefill": pre}
-
-
-def decode_levels(dec: list[tuple[int, int, float]], bmax: int = 128
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Decode attention on a full batch grid per measured KV level: ``(levels, table)``,
-    ``table[i, b - 1]`` in ms per layer. Levels measured only at large batches (1984, 3968)
-    join the nearest full level, scaled by the KV ratio; gaps inside a level are interpolated
-    linearly in the batch size, batches above the largest measured one extrapolated by a
-    straight line through the level's top 26 points."""
-    by: dict[int, dict[int, float]] = {}
-    for b, kv, ms in dec:
-        by.setdefault(kv, {})[b] = ms
-    full = sorted(k for k, v in by.items() if 1 in v)
-    for k in sorted(set(by) - set(full)):
-        tgt = min(full, key=lambda f: abs(f - k))
-        for b, ms in by[k].items():
-            by[tgt].setdefault(b, ms * tgt / k)
-    grid = np.arange(1, bmax + 1, dtype=np.float64)
-    table = []
-    for k in full:
-        b = np.array(sorted(by[k]), dtype=np.float64)
-        y = np.array([by[k][int(x)] for x in b])
-        row = np.interp(grid, b, y)
-        hi = grid > b[-1]
-        if hi.any():
-            slope, icpt = np.polyfit(b[-26:], y[-26:], 1)
-            row[hi] = slope * grid[hi] + icpt
-        table.append(row)
-    return np.array(full, dtype=np.float64), np.array(table)
-
-
-def decode_ms(levels: np.ndarray, table: np.ndarray, batch: int, kv: float) -> float:
-    """Decode attention (ms per layer) of ``batch`` sequences of ``kv`` context tokens:
-    linear between levels, proportional above the top level."""
-    col = table[:, int(batch) - 1]
-    if kv >= levels[-1]:
-        return float(col[-1] * kv / levels[-1])
-    return float(np.interp(kv, levels, col))
-
-
-def prefill_coefs(pre: list[tuple[int, float]]) -> tuple[float, float]:
-    """Least squares ``a c^2 + b c`` (ms per layer) through the measured prefill points."""
-    c = np.array([x for x, _ in pre], dtype=np.float64)
-    y = np.array([v for _, v in pre])
-    coef, *_ = np.linalg.lstsq(np.stack([c * c, c], 1), y, rcond=None)
-    return float(coef[0]), float(coef[1])
-
-
 def write_vidur_data(folder: Path) -> None:
     """The four profile CSVs Vidur reads: kvopt's shipped operator and network profiles, and
     an attention table in Vidur's format built from the shipped attention samples."""
@@ -163,9 +106,9 @@ def write_vidur_data(folder: Path) -> None:
                      ("a100_dgx_all_reduce.csv", "all_reduce.csv"),
                      ("a100_pairwise_nvlink_send_recv.csv", "send_recv.csv")):
         (folder / dst).write_text(data_file("profiles", src).read_text())
-    s = attention_samples()
-    levels, table = decode_levels(s["decode"])
-    a, b = prefill_coefs(s["prefill"])
+    prof = attention_profile("a100", "llama-2-7b", 1)
+    assert prof is not None
+    a, b = prof.prefill_a, prof.prefill_b
     head = ["n_embd", "n_q_head", "n_kv_head", "block_size", "num_tensor_parallel_workers",
             "max_model_len", "time_stats.attn_kv_cache_save.median", "batch_size",
             "prefill_chunk_size", "kv_cache_size", "time_stats.attn_decode.median",
@@ -176,7 +119,7 @@ def write_vidur_data(folder: Path) -> None:
         w.writerow(head)
         for kv in [*range(32, 1025, 32), *range(1088, MAX_TOKENS + 1, 64)]:
             for bb in range(1, MAX_BATCH + 1):
-                w.writerow([*base, bb, 0, kv, round(decode_ms(levels, table, bb, kv), 6), ""])
+                w.writerow([*base, bb, 0, kv, round(prof.decode_ms_one(bb, bb * kv), 6), ""])
         for ch in range(32, MAX_TOKENS + 1, 32):
             for kv in sorted({0, -(-ch // 256) * 256}):
                 w.writerow([*base, 1, ch, kv, "", round(a * ch * ch + b * ch, 6)])

@@ -120,18 +120,3 @@ def test_crosscheck_requests_clip_prompts_like_vidur():
     assert np.all(r["prompt"] + r["output"] <= VC.MAX_TOKENS)
     r1 = VC.requests(300, 1.0)
     assert np.allclose(r["arrival"], 2.0 * r1["arrival"], atol=2e-6)
-
-
-def test_attention_table_passes_through_the_measured_samples():
-    s = VC.attention_samples()
-    levels, table = VC.decode_levels(s["decode"])
-    assert levels.tolist() == [32, 256, 1024, 2048, 4032]
-    for b, kv, ms in s["decode"]:
-        if kv in (32, 256, 1024, 2048, 4032):
-            assert VC.decode_ms(levels, table, b, kv) == pytest.approx(ms)
-    # the level-1984 samples joined level 2048 scaled by the KV ratio
-    b, kv, ms = next(x for x in s["decode"] if x[1] == 1984)
-    assert VC.decode_ms(levels, table, b, 2048) == pytest.approx(ms * 2048 / 1984)
-    a, c = VC.prefill_coefs(s["prefill"])
-    for ch, ms in s["prefill"]:
-        assert a * ch * ch + c * ch == pytest.approx(ms, abs=0.02)

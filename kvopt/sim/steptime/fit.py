@@ -97,7 +97,8 @@ def fit_constants(rows: StepRows, base: StepTimeModel, *, suffix: str = "-fit",
                                    c_seq=0.0)
         T = rows.prefill + rows.decode
         A = np.column_stack([np.ones(len(rows)), unit.token_time(T),
-                             unit.kv_coef * rows.kv, unit.prefill_sq_coef * rows.prefill_sq,
+                             unit.decode_attention(rows.decode, rows.kv),
+                             unit.prefill_attention(rows.prefill, rows.prefill_sq),
                              rows.decode.astype(np.float64)]) * (rows.nsteps / meas)[:, None]
         scale = prior * np.sqrt(len(rows)) / typical
         A_aug = np.vstack([A, np.diag(scale)])

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from kvopt.core.errors import UsageError
 from kvopt.core.io import data_file
+from kvopt.sim.steptime.attention import PROFILE_BW_EFF, PROFILE_MFU, attention_profile
 from kvopt.sim.steptime.models import (
     A100,
     LLAMA2_70B,
@@ -117,6 +118,18 @@ def resolve_interconnect(interconnect: str, tp: int) -> str:
     return interconnect
 
 
+#: Where a :class:`ProfiledStepTime` takes its attention costs from (``auto``: the measured
+#: kernel profile where one is shipped, else analytic).
+ATTENTION_MODES = ("auto", "profile", "analytic")
+#: Per-iteration cost outside the operator profiles, seconds, by model (GPU time: LM head,
+#: sampling, gaps between kernels). Llama-2-7B: least squares on relative errors over the 36
+#: decode rows of ``h100-steps`` (CUDA-graph forward passes), the other constants at their
+#: defaults: 1.51 ms (prefill and mixed rows, held out: median error 3.2 %, 7.0 % at 2 ms).
+GPU_TIME_OVERHEAD: dict[str, float] = {"llama-2-7b": 1.5e-3}
+#: :data:`GPU_TIME_OVERHEAD` of the models without a measured value (an assumption).
+DEFAULT_OVERHEAD = 2e-3
+
+
 def _interp_extrap(x: NDArray[np.float64], xp: NDArray[np.float64],
                    fp: NDArray[np.float64]) -> NDArray[np.float64]:
     """Piecewise-linear interpolation; proportional (``fp[-1] * x / xp[-1]``) beyond the
@@ -130,15 +143,29 @@ def _interp_extrap(x: NDArray[np.float64], xp: NDArray[np.float64],
 
 @dataclass
 class ProfiledStepTime:
-    """Step time from measured operator profiles (Vidur, A100 or H100) plus analytic attention.
+    """Step time from measured operator profiles (Vidur, A100 or H100) plus attention, taken
+    from a measured attention-kernel profile where one exists, analytic elsewhere.
 
     For a non-empty batch with ``T`` tokens (``prefill + decode``) and ``D`` decodes::
 
         t = overhead + c_seq * D + profile_scale * prof(T) + L * [ attn_decode + attn_prefill ]
             + 2 * L * (tp - 1) * ar_rank_latency                  (with an all-reduce)
         prof(T) = emb(T) + L * [ nonattn_tp(T) + 2 * allreduce_tp(T * n_embd * 2 B) ]
+
+    attention, ``attention="analytic"``::
+
         attn_decode  = kv * kv_bytes_per_token_layer / tp / (hbm_bw * bw_eff)
         attn_prefill = 2 * n_head * head_dim * sum(s_i**2) / tp / (peak_flops * mfu)
+
+    ``attention="profile"`` (:mod:`~kvopt.sim.steptime.attention`; the A100 Llama-2-7B TP-1
+    kernels)::
+
+        attn_decode  = f_decode(D, kv / D) * PROFILE_BW_EFF / bw_eff
+        attn_prefill = (a * sum(s_i**2) + b * sum(s_i)) * PROFILE_MFU / mfu
+
+    so at the default ``bw_eff`` and ``mfu`` the measured kernel times are used as they are,
+    and ``kvopt steptime fit`` scales them like the analytic terms. ``"auto"`` (default): the
+    profile where one is shipped for the GPU family, model and TP degree, else analytic.
 
     - ``nonattn_tp(T)``: sum of the median per-layer times of :data:`NON_ATTENTION_OPS`
       (layer norms, QKV/O projections, RoPE, gated MLP, residual adds) measured by Vidur on one
@@ -150,11 +177,18 @@ class ProfiledStepTime:
       pairwise-NVLink table at TP 2 and the single-node NVSwitch table at TP 4 and 8
       (:func:`resolve_interconnect`); ``"pairwise"``/``"nvswitch"`` force one, ``"none"``
       leaves the all-reduce out (one measured shard).
-    - attention is not in the shipped profiles: decode attention is memory bound (KV bytes
-      read over HBM bandwidth), causal prefill attention compute bound (``2 * d * s^2`` FLOPs
-      per head). GPU constants in :class:`GPUSpec`; ``bw_eff`` and ``mfu`` are assumptions.
-    - ``overhead``: per-iteration CPU cost (scheduling, sampling, input preparation), not in
-      the profiles; an assumption (default 2 ms). ``c_seq`` (per decoding sequence, default 0)
+    - analytic attention: decode attention is memory bound (KV bytes read over HBM
+      bandwidth), causal prefill attention compute bound (``2 * d * s^2`` FLOPs per head).
+      GPU constants in :class:`GPUSpec`; the defaults ``bw_eff = 0.88`` and ``mfu = 0.21`` are
+      what the measured A100 7B kernels achieve (:data:`~kvopt.sim.steptime.attention.
+      PROFILE_BW_EFF`, ``PROFILE_MFU``: the decode kernel at batches >= 64, the ``s^2`` term
+      of the prefill kernel); before, 0.7 and 0.5 were assumptions.
+    - ``overhead``: per-iteration cost the operator profiles do not contain (LM head,
+      sampling, gaps between kernels; in a serving engine also scheduling, which
+      :class:`EngineCosts` adds). Default ``None``: :data:`GPU_TIME_OVERHEAD` of the model
+      (Llama-2-7B 1.5 ms: fitted on the 36 CUDA-graph decode steps of ``h100-steps``, its
+      prefill and mixed rows held out), 2 ms for the others (an assumption; the Llama-2-70B
+      engine calibration sits on top of it). ``c_seq`` (per decoding sequence, default 0)
       and ``profile_scale`` (default 1) are free constants for ``kvopt steptime fit``.
     - ``ar_rank_latency`` (default 0): latency each all-reduce adds per additional rank in a
       serving engine (NCCL launch and synchronisation, not in the all-reduce table). With
@@ -180,9 +214,9 @@ class ProfiledStepTime:
     config: ModelConfig = LLAMA2_70B
     tp: int = 2
     gpu: GPUSpec = A100
-    bw_eff: float = 0.7
-    mfu: float = 0.5
-    overhead: float = 2e-3
+    bw_eff: float = PROFILE_BW_EFF
+    mfu: float = PROFILE_MFU
+    overhead: float = None  # type: ignore[assignment]  # None: GPU_TIME_OVERHEAD
     profile_model: str | None = None
     name: str = ""
     interconnect: str = "auto"
@@ -190,10 +224,21 @@ class ProfiledStepTime:
     c_seq: float = 0.0
     ar_rank_latency: float = 0.0
     engine: str = ""
+    attention: str = "auto"
     _tables: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         key = self.profile_model or self.config.name
+        if self.overhead is None:
+            self.overhead = GPU_TIME_OVERHEAD.get(key, DEFAULT_OVERHEAD)
+        if self.attention not in ATTENTION_MODES:
+            raise UsageError("attention", f"must be one of {list(ATTENTION_MODES)}, got "
+                                          f"{self.attention!r}")
+        prof = attention_profile(self.gpu.family, key, self.tp)
+        if self.attention == "profile" and prof is None:
+            raise UsageError("attention", f"no attention profile for {self.gpu.family} {key} "
+                                          f"at TP {self.tp}")
+        self._attn = prof if self.attention != "analytic" else None
         nt, layer_ms, emb_ms = load_operator_profile(key, self.tp, self.gpu.family)
         self._tables = {"num_tokens": nt, "layer_ms": layer_ms, "emb_ms": emb_ms}
         self._link = resolve_interconnect(self.interconnect, self.tp)
@@ -206,6 +251,30 @@ class ProfiledStepTime:
         self._kv_coef = self.kv_coef
         self._psq_coef = self.prefill_sq_coef
         self._ar_extra = self.ar_extra
+        L = self.config.n_layers * 1e-3  # ms per layer -> s per step
+        self._dec_scale = L * PROFILE_BW_EFF / self.bw_eff
+        self._pre_scale = L * PROFILE_MFU / self.mfu
+
+    @property
+    def attention_source(self) -> str:
+        """``"profile"`` or ``"analytic"``: where this model's attention costs come from."""
+        return "analytic" if self._attn is None else "profile"
+
+    def decode_attention(self, decode: ArrayLike, kv: ArrayLike) -> NDArray[np.float64]:
+        """Decode attention of batches (seconds, all layers): ``decode`` sequences reading
+        ``kv`` KV tokens."""
+        k = np.asarray(kv, dtype=np.float64)
+        if self._attn is None:
+            return self._kv_coef * k
+        return self._dec_scale * self._attn.decode_ms(decode, k)
+
+    def prefill_attention(self, prefill: ArrayLike, prefill_sq: ArrayLike
+                          ) -> NDArray[np.float64]:
+        """Prefill attention of batches (seconds, all layers) with ``sum s = prefill`` and
+        ``sum s^2 = prefill_sq``."""
+        if self._attn is None:
+            return self._psq_coef * np.asarray(prefill_sq, dtype=np.float64)
+        return self._pre_scale * self._attn.prefill_ms(prefill, prefill_sq)
 
     @property
     def ar_extra(self) -> float:
@@ -243,14 +312,15 @@ class ProfiledStepTime:
 
     @property
     def kv_coef(self) -> float:
-        """Seconds per KV token read by decode attention (all layers)."""
+        """Seconds per KV token read by the analytic decode attention (all layers)."""
         c = self.config
         return c.n_layers * c.kv_bytes_per_token_layer / self.tp / (
             self.gpu.hbm_bandwidth * self.bw_eff)
 
     @property
     def prefill_sq_coef(self) -> float:
-        """Seconds per unit of ``sum s_i**2`` (causal prefill attention, all layers)."""
+        """Seconds per unit of ``sum s_i**2`` (analytic causal prefill attention, all
+        layers)."""
         c = self.config
         return c.n_layers * 2.0 * c.n_head * c.head_dim / (
             self.tp * self.gpu.peak_flops * self.mfu)
@@ -272,8 +342,8 @@ class ProfiledStepTime:
         """
         T = np.asarray(tokens, dtype=np.int64)
         tab = self._table(int(T.max(initial=0)))
-        t = tab[T] + self._kv_coef * np.asarray(kv, dtype=np.float64) + (
-            self._psq_coef * np.asarray(prefill_sq, dtype=np.float64))
+        t = tab[T] + self.decode_attention(decode, kv) + self.prefill_attention(prefill,
+                                                                                prefill_sq)
         if self.c_seq:
             t = t + self.c_seq * np.asarray(decode, dtype=np.float64)
         return np.where(T > 0, t + self._ar_extra, 0.0)
@@ -286,14 +356,23 @@ class ProfiledStepTime:
         tab = self._tables.get("token_time_s")
         if tab is None or tab.shape[0] <= T:
             tab = self._table(T)
-        return (float(tab[T]) + self._kv_coef * kv + self._psq_coef * prefill_sq
-                + self.c_seq * decode + self._ar_extra)
+        if self._attn is None:
+            attn = self._kv_coef * kv + self._psq_coef * prefill_sq
+        else:
+            attn = (self._dec_scale * self._attn.decode_ms_one(decode, kv)
+                    + self._pre_scale * (self._attn.prefill_a * prefill_sq
+                                         + self._attn.prefill_b * prefill))
+        return float(tab[T]) + attn + self.c_seq * decode + self._ar_extra
 
     def decode_run(self, count: int, kv0: int, length: int) -> NDArray[np.float64]:
         """Durations of ``length`` decode-only batches of ``count`` requests whose KV read
         starts at ``kv0`` and grows by ``count`` per batch (fast path used by the engine)."""
         if count <= 0:
             return np.zeros(length)
+        if self._attn is not None:
+            kv = kv0 + count * np.arange(length, dtype=np.float64)
+            a = float(self._table(count)[count]) + self.c_seq * count + self._ar_extra
+            return a + self._dec_scale * self._attn.decode_ms(np.full(length, count), kv)
         a = self.first_batch(0, count, kv0, 0.0)
         return a + (self._kv_coef * count) * np.arange(length, dtype=np.float64)
 
@@ -302,6 +381,7 @@ class ProfiledStepTime:
         return {"type": "profiled", "name": self.name, "config": asdict(self.config),
                 "gpu": asdict(self.gpu), "tp": self.tp, "interconnect": self.interconnect,
                 "profile_model": self.profile_model or self.config.name, "engine": self.engine,
+                "attention": self.attention,
                 "params": {k: getattr(self, k) for k in
                            ("overhead", "profile_scale", "bw_eff", "mfu", "c_seq",
                             "ar_rank_latency")}}
@@ -313,8 +393,8 @@ class ProfiledStepTime:
             "gpu": asdict(self.gpu), "interconnect": self._link, "bw_eff": self.bw_eff,
             "mfu": self.mfu, "overhead_s": self.overhead, "profile_scale": self.profile_scale,
             "c_seq_s": self.c_seq, "ar_rank_latency_s": self.ar_rank_latency,
-            "engine": self.engine, "kv_coef_s_per_token": self.kv_coef,
-            "prefill_sq_coef_s": self.prefill_sq_coef,
+            "engine": self.engine, "attention": self.attention_source,
+            "kv_coef_s_per_token": self.kv_coef, "prefill_sq_coef_s": self.prefill_sq_coef,
             "tables": {k: v.tolist() for k, v in self._tables.items() if k != "token_time_s"},
         }
 

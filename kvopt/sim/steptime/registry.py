@@ -122,7 +122,9 @@ def model_from_dict(doc: dict[str, Any]) -> StepTimeModel:
             return ProfiledStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "")),
                                     interconnect=str(doc.get("interconnect", "auto")),
                                     profile_model=doc.get("profile_model"),
-                                    engine=str(doc.get("engine", "")), **params)
+                                    engine=str(doc.get("engine", "")),
+                                    # files written before attention profiles: analytic
+                                    attention=str(doc.get("attention", "analytic")), **params)
         if kind == "roofline":
             return RooflineStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "roofline")),
                                     all_reduce=bool(doc.get("all_reduce", True)),
