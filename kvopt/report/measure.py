@@ -6,10 +6,13 @@ a ratio against a non-proven incumbent is reported as ``opt_status = "time_limit
 Policies with random tie-breaks are averaged over ``seeds`` (the competitive ratio is
 defined with the expectation over the algorithm's randomness).
 
-``"amin/redraw"`` is the simulator's Amin with ``ties="redraw"``: the eviction tie-break
-among equal lower bounds redrawn uniformly at every decision (Algorithm 2 literally: "sort ...
-ties uniformly at random") instead of one permutation drawn per run.
-See kvopt/theory/NOTES.md for why it matters.
+Amin's tie-break readings (the ``ties`` option of
+:class:`kvopt.sim.policies.FutureMemoryPolicy`): ``"amin"`` draws one permutation per run
+and uses it for every tie (the simulator's default); ``"amin/per-sort"`` is seed 000's
+Algorithm 2 read literally (a fresh uniform tie order at every sort, for admission and
+eviction); ``"amin/redraw"`` redraws the eviction ties only (an experiment). See
+kvopt/theory/NOTES.md item 13 for why it matters. :func:`tie_order_expectation` computes the
+expectation of the default reading exactly, over all ``n!`` tie orders.
 
 Examples
 --------
@@ -22,6 +25,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -29,12 +33,22 @@ import numpy as np
 from kvopt.core.instance import Instance
 from kvopt.sim.policies import POLICIES, policy_info
 
-__all__ = ["RANDOMIZED", "hsf_tel", "measure", "opt_tel", "policy_tel"]
+__all__ = ["RANDOMIZED", "READINGS", "hsf_tel", "measure", "opt_tel", "policy_tel",
+           "tie_order_expectation"]
 
 #: Policies whose schedule depends on the seed (from the simulator's policy registry, plus the
 #: report's own Amin variant with eviction ties redrawn per decision).
 RANDOMIZED = frozenset({name for name in POLICIES if policy_info(name).randomized}
-                       | {"amin/redraw"})
+                       | {"amin/redraw", "amin/per-sort"})
+
+
+#: The tie-break reading behind each measured Amin / Amax name (issue 23: say which one).
+READINGS = {
+    "amin": "one tie order per run (simulator default)",
+    "amax": "one tie order per run (simulator default)",
+    "amin/per-sort": "Alg. 2 literal: ties redrawn at every sort",
+    "amin/redraw": "experiment: eviction ties redrawn at every decision",
+}
 
 
 def policy_tel(instance: Instance, policy: str, seed: int | None = 0) -> float:
@@ -48,9 +62,37 @@ def policy_tel(instance: Instance, policy: str, seed: int | None = 0) -> float:
     """
     from kvopt.sim import simulate
 
-    if policy == "amin/redraw":  # the simulator's Amin with eviction ties redrawn per decision
-        return float(simulate(instance, "amin", seed=seed, ties="redraw").metrics.total_latency)
+    if policy in ("amin/redraw", "amin/per-sort"):  # the report's Amin tie readings
+        ties = policy.split("/", 1)[1]
+        return float(simulate(instance, "amin", seed=seed, ties=ties).metrics.total_latency)
     return float(simulate(instance, policy, seed=seed).metrics.total_latency)
+
+
+def tie_order_expectation(instance: Instance, policy: str = "amin", *, max_n: int = 8,
+                          **options: Any) -> Fraction:
+    """Exact ``E[TEL]`` of a policy whose only randomness is one tie order per run
+    (``ties="random"``: ``amin``, ``amax``), averaged over all ``n!`` orders.
+
+    Examples
+    --------
+    >>> from kvopt.theory.adversarial import example_ec1
+    >>> e = tie_order_expectation(example_ec1())   # issue 23: 373/24, ratio 1.2951 to H-SF 12
+    >>> e, round(float(e) / 12, 4)
+    (Fraction(373, 24), 1.2951)
+    """
+    import itertools
+    import math
+
+    from kvopt.sim import simulate
+
+    n = instance.n
+    if n > max_n:
+        raise ValueError(f"{n}! tie orders is too many (max_n = {max_n})")
+    total = 0
+    for perm in itertools.permutations(range(n)):
+        tel = simulate(instance, policy, tie_order=list(perm), **options).metrics.total_latency
+        total += round(tel)
+    return Fraction(total, math.factorial(n))
 
 
 def hsf_tel(instance: Instance) -> float:
@@ -75,16 +117,20 @@ def measure(instance: Instance, policy: str, *, seeds: Sequence[int] = (0, 1, 2)
     Returns
     -------
     dict
-        ``tel``, ``tel_std``, ``hsf``, ``ratio_hsf``, and with ``opt``: ``opt``, ``opt_bound``,
+        ``tel``, ``tel_std``, ``tel_se`` (standard error of the mean over the seeds; 0 for a
+        deterministic policy), ``hsf``, ``ratio_hsf``, ``ratio_hsf_se``, and with ``opt``:
+        ``opt``, ``opt_bound``,
         ``opt_status``, ``ratio_opt`` (``None`` when no incumbent).
     """
     use = list(seeds) if policy in RANDOMIZED else [None]
     tels = np.array([policy_tel(instance, policy, seed=s) for s in use])
     h = hsf_tel(instance)
+    se = float(tels.std(ddof=1) / np.sqrt(tels.size)) if tels.size > 1 else 0.0
     out: dict[str, Any] = {"instance": instance.name, "n": instance.n, "memory": instance.memory,
                            "policy": policy, "seeds": [s for s in use if s is not None],
                            "tel": float(tels.mean()), "tel_std": float(tels.std()),
-                           "hsf": h, "ratio_hsf": float(tels.mean() / h)}
+                           "tel_se": se, "hsf": h, "ratio_hsf": float(tels.mean() / h),
+                           "ratio_hsf_se": se / h}
     if opt:
         obj, bound, status = opt_tel(instance, solver=solver, time_limit=time_limit)
         out.update(opt=obj, opt_bound=bound, opt_status=status,

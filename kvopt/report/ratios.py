@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,11 +79,14 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("amin_two_point", "Amin two-point (3-alpha)/2", "theory"),
     ("al_two_point", "A_l two-point (Thm 7)", "theory"),
     ("min_two_point", "min two-point", "theory"),
-    ("amin_adv_hsf", "Amin adv vs H-SF (measured)", "measured"),
-    ("amin_redraw_adv_hsf", "Amin/redraw adv vs H-SF (experiment)", "measured"),
-    ("amin_rand_hsf", "Amin random vs H-SF (measured)", "measured"),
-    ("amin_adv_opt", "Amin adv vs OPT (measured, small)", "measured"),
-    ("amin_rand_opt", "Amin random vs OPT (measured, small)", "measured"),
+    ("amin_adv_hsf", "Amin adv vs H-SF (measured; one tie order per run)", "measured"),
+    ("amin_per_sort_adv_hsf", "Amin adv vs H-SF (measured; Alg. 2 literal, ties redrawn at "
+     "every sort)", "measured"),
+    ("amin_redraw_adv_hsf", "Amin/redraw adv vs H-SF (experiment; eviction ties redrawn)",
+     "measured"),
+    ("amin_rand_hsf", "Amin random vs H-SF (measured; one tie order per run)", "measured"),
+    ("amin_adv_opt", "Amin adv vs OPT (small; exact over all tie orders)", "measured"),
+    ("amin_rand_opt", "Amin random vs OPT (small; exact over all tie orders)", "measured"),
     ("al_adv_hsf", "A_l adv vs H-SF (measured)", "measured"),
 )
 
@@ -149,10 +153,16 @@ def _uniform_instance(l: int, u: int, n: int, memory: int, seed: int) -> Instanc
                     name=f"uniform-l{l}-u{u}-n{n}-M{memory}-seed{seed}")
 
 
-def _mean_ratio(inst: Instance, policy: str, seeds: Sequence[int]) -> float:
+def _mean_ratio(inst: Instance, policy: str, seeds: Sequence[int]) -> tuple[float, float]:
+    """Mean ratio to H-SF over the seeds and its standard error."""
     from kvopt.report.measure import measure
 
-    return float(measure(inst, policy, seeds=seeds, opt=False)["ratio_hsf"])
+    m = measure(inst, policy, seeds=seeds, opt=False)
+    return float(m["ratio_hsf"]), float(m["ratio_hsf_se"])
+
+
+def _put(out: dict[str, Any], key: str, value: tuple[float, float]) -> None:
+    out[key], out[key + "_se"] = value
 
 
 def _measured_row(alpha: float, cfg: MeasureConfig) -> dict[str, Any]:
@@ -164,34 +174,38 @@ def _measured_row(alpha: float, cfg: MeasureConfig) -> dict[str, Any]:
     if u <= cfg.max_u:
         M = max(10 * u, 100)
         inst = adv.amin_two_point_worst(l, u, cfg.n, memory=M)
-        out["amin_adv_hsf"] = _mean_ratio(inst, "amin", cfg.seeds)
-        out["amin_redraw_adv_hsf"] = _mean_ratio(inst, "amin/redraw", cfg.seeds)
+        _put(out, "amin_adv_hsf", _mean_ratio(inst, "amin", cfg.seeds))
+        _put(out, "amin_per_sort_adv_hsf", _mean_ratio(inst, "amin/per-sort", cfg.seeds))
+        _put(out, "amin_redraw_adv_hsf", _mean_ratio(inst, "amin/redraw", cfg.seeds))
         vals = []
         for sd in cfg.seeds:
             ri = _uniform_instance(l, u, cfg.n, M, sd)
             vals.append(policy_tel(ri, "amin", seed=sd) / hsf_tel(ri))
         out["amin_rand_hsf"] = float(np.mean(vals))
-        out["al_adv_hsf"] = _mean_ratio(adv.al_two_point_worst(l, u, cfg.n, memory=M), "a-l",
-                                        cfg.seeds)
+        out["amin_rand_hsf_se"] = (float(np.std(vals, ddof=1) / np.sqrt(len(vals)))
+                                   if len(vals) > 1 else 0.0)
+        _put(out, "al_adv_hsf", _mean_ratio(adv.al_two_point_worst(l, u, cfg.n, memory=M),
+                                            "a-l", cfg.seeds))
         r_star = rt.amax_construction_argmax(alpha)
         b = 2
         a = max(1, round(r_star * b))
-        out["amax_thm2_hsf"] = _mean_ratio(adv.amax_thm2_instance(l, u, a, b), "amax",
-                                           cfg.seeds)
+        _put(out, "amax_thm2_hsf", _mean_ratio(adv.amax_thm2_instance(l, u, a, b), "amax",
+                                               cfg.seeds))
     lo, uo = rt.alpha_to_lu(alpha)
     if cfg.opt and lo == 1 and uo <= cfg.opt_max_u:
+        from kvopt.report.measure import tie_order_expectation
+
         M = 2 * uo
         small = adv.amin_two_point_worst(1, uo, cfg.opt_n, memory=M)
         obj, _, status = opt_tel(small, solver=cfg.solver, time_limit=cfg.time_limit)
-        if obj is not None and status == "optimal":
-            tel = np.mean([policy_tel(small, "amin", seed=sd) for sd in cfg.seeds])
-            out["amin_adv_opt"] = float(tel / obj)
+        if obj is not None and status == "optimal":  # exact: every tie order of the n jobs
+            out["amin_adv_opt"] = float(tie_order_expectation(small) / obj)
         vals = []
         for sd in cfg.seeds:
             ri = _uniform_instance(1, uo, cfg.opt_n, M, 1000 + sd)
             obj, _, status = opt_tel(ri, solver=cfg.solver, time_limit=cfg.time_limit)
             if obj is not None and status == "optimal":
-                vals.append(policy_tel(ri, "amin", seed=sd) / obj)
+                vals.append(float(tie_order_expectation(ri)) / obj)
         if vals:
             out["amin_rand_opt"] = float(np.mean(vals))
     return out
@@ -217,6 +231,7 @@ def ratio_rows(alphas: Sequence[float] = DEFAULT_ALPHAS, *, measured: bool = Tru
     rows = []
     for a in alphas:
         row: dict[str, Any] = {k: None for k, _, _ in COLUMNS}
+        row.update({k + "_se": None for k in SE_COLUMNS})
         row.update(_theory_row(float(a)))
         if measured:
             row.update(_measured_row(float(a), cfg))
@@ -231,11 +246,14 @@ def convergence_rows(*, scales: Sequence[int] = (1, 4, 16), seeds: Sequence[int]
                      on_row: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """Amin on its two-point worst case as ``n`` grows (``M`` fixed, then ``M`` x 4).
 
-    Columns: ``n``, ``M``, fluid value ``(3 - alpha)/2``, measured Amin / H-SF (simulator's
-    Amin and the redraw experiment), and H-SF's TEL over Lemma 2's fluid TEL
-    ``n^2/(2M) D(x)`` (which tends to 1).
+    Columns: ``n``, ``M``, fluid value ``(3 - alpha)/2``, measured Amin / H-SF under each
+    tie reading (``amin_hsf``: one tie order per run, the simulator's default;
+    ``amin_per_sort_hsf``: Algorithm 2 literally, ties redrawn at every sort;
+    ``amin_redraw_hsf``: eviction ties redrawn, an experiment), each with its standard error
+    over the seeds (``*_se``), and H-SF's TEL over Lemma 2's fluid TEL ``n^2/(2M) D(x)``
+    (which tends to 1).
     """
-    from kvopt.report.measure import hsf_tel, policy_tel
+    from kvopt.report.measure import hsf_tel
 
     alpha = l / u
     x = np.zeros(u - l + 1)
@@ -246,31 +264,42 @@ def convergence_rows(*, scales: Sequence[int] = (1, 4, 16), seeds: Sequence[int]
         for mscale in (1, 4) if k == scales[-1] else (1,):
             n, M = base_n * k, base_m * mscale
             inst = adv.amin_two_point_worst(l, u, n, memory=M)
+            row: dict[str, Any] = {"n": n, "M": M, "l": l, "u": u,
+                                   "theory": rt.amin_two_point(alpha), "seeds": len(seeds)}
+            for key, pol in (("amin_hsf", "amin"), ("amin_per_sort_hsf", "amin/per-sort"),
+                             ("amin_redraw_hsf", "amin/redraw")):
+                _put(row, key, _mean_ratio(inst, pol, seeds))
             h = hsf_tel(inst)
-            amin = np.mean([policy_tel(inst, "amin", seed=s) for s in seeds]) / h
-            redraw = np.mean([policy_tel(inst, "amin/redraw", seed=s) for s in seeds]) / h
-            rows.append({"n": n, "M": M, "l": l, "u": u, "theory": rt.amin_two_point(alpha),
-                         "amin_hsf": float(amin), "amin_redraw_hsf": float(redraw),
-                         "hsf_over_fluid": h / (n * n / (2 * M) * D)})
+            row["hsf_over_fluid"] = h / (n * n / (2 * M) * D)
+            rows.append(row)
             if on_row is not None:
                 on_row(n)
     return rows
 
 
+#: Instances with at most this many jobs get exact expectations over all tie orders.
+SMALL_EXACT_N = 7
+
+
 def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
-                     time_limit: float = 30.0, on_row: Callable[[str], None] | None = None
-                     ) -> list[dict[str, Any]]:
+                     time_limit: float = 30.0, on_row: Callable[[str], None] | None = None,
+                     small_runs: int = 2000) -> list[dict[str, Any]]:
     """Every construction of the digests: measured ratio next to its theory value.
 
     Columns: ``construction``, ``policy``, ``n``, ``M``, ``theory`` (and what it is),
-    ``vs_hsf`` (mean over seeds) and ``vs_opt`` (MIP, proven optimal only, small instances).
+    ``runs`` and ``vs_hsf`` (with ``vs_hsf_se``): a deterministic policy runs once; Amin and
+    Amax with one tie order per run on an instance of at most :data:`SMALL_EXACT_N` jobs are
+    averaged exactly over all ``n!`` tie orders; the per-sort and redraw readings on such an
+    instance over ``small_runs`` seeds; everything else over ``seeds``. ``vs_opt``: MIP,
+    proven optimal only, small instances.
     """
-    from kvopt.report.measure import measure
+    from kvopt.report.measure import RANDOMIZED, READINGS, measure, tie_order_expectation
 
     specs: list[tuple[str, Instance, str, float | None, str, bool]] = [
         ("seed000 Example 1", adv.example1(), "amax", 9 / 5, "printed TEL 9 / 5", True),
         ("seed000 Example 1", adv.example1(), "amin", 1.0, "printed TEL 5 / 5", True),
         ("seed000 Example EC.1", adv.example_ec1(), "amin", None, "-", True),
+        ("seed000 Example EC.1", adv.example_ec1(), "amin/per-sort", None, "-", True),
     ]
     for m in (2, 3, 4):
         inst = adv.thm41_adaptive(m, lambda lone: 0)  # MC-SF starts a lone request at once
@@ -285,9 +314,13 @@ def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
         ("Amin two-point worst (l=4,u=16)", adv.amin_two_point_worst(4, 16, 4000, memory=600),
          "amin", rt.amin_two_point(0.25), "(3-alpha)/2", False),
         ("Amin two-point worst (l=4,u=16)", adv.amin_two_point_worst(4, 16, 4000, memory=600),
+         "amin/per-sort", rt.amin_two_point(0.25), "(3-alpha)/2", False),
+        ("Amin two-point worst (l=4,u=16)", adv.amin_two_point_worst(4, 16, 4000, memory=600),
          "amin/redraw", rt.amin_two_point(0.25), "(3-alpha)/2", False),
         ("Amin two-point worst, small (l=1,u=4)", adv.amin_two_point_worst(1, 4, 6, memory=8),
          "amin", rt.amin_two_point(0.25), "(3-alpha)/2 (fluid)", True),
+        ("Amin two-point worst, small (l=1,u=4)", adv.amin_two_point_worst(1, 4, 6, memory=8),
+         "amin/per-sort", rt.amin_two_point(0.25), "(3-alpha)/2 (fluid)", True),
         ("A_l two-point worst (l=4,u=16)", adv.al_two_point_worst(4, 16, 4000, memory=600),
          "a-l", rt.al_two_point(0.25), "Thm 7", False),
         ("Rayleigh-worst mix (l=4,u=40)", adv.rayleigh_worst_instance(40, 4000, memory=400,
@@ -304,21 +337,34 @@ def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
     ]
     rows = []
     for name, inst, pol, theory, what, with_opt in specs:
-        res = measure(inst, pol, seeds=seeds, opt=with_opt, solver=solver,
-                      time_limit=time_limit)
+        if pol in ("amin", "amax") and inst.n <= SMALL_EXACT_N:
+            # one tie order per run on a small instance: the exact mean over all n! orders
+            res = measure(inst, "hsf", opt=with_opt, solver=solver, time_limit=time_limit)
+            tel = float(tie_order_expectation(inst, pol))
+            res.update(ratio_hsf=tel / res["hsf"], ratio_hsf_se=0.0,
+                       ratio_opt=None if res.get("opt") is None else tel / res["opt"])
+            runs = f"exact ({math.factorial(inst.n)} tie orders)"
+        else:
+            use = (range(small_runs) if pol in RANDOMIZED and inst.n <= SMALL_EXACT_N
+                   else seeds)
+            res = measure(inst, pol, seeds=use, opt=with_opt, solver=solver,
+                          time_limit=time_limit)
+            runs = str(len(res["seeds"])) if pol in RANDOMIZED else "deterministic"
         vs_opt = res.get("ratio_opt") if res.get("opt_status") == "optimal" else None
-        rows.append({"construction": name, "policy": pol, "n": inst.n, "M": inst.memory,
-                     "theory": theory, "theory_is": what, "vs_hsf": res["ratio_hsf"],
-                     "vs_opt": vs_opt})
+        rows.append({"construction": name, "policy": pol, "reading": READINGS.get(pol, ""),
+                     "n": inst.n, "M": inst.memory, "theory": theory, "theory_is": what,
+                     "runs": runs, "vs_hsf": res["ratio_hsf"],
+                     "vs_hsf_se": res["ratio_hsf_se"], "vs_opt": vs_opt})
         if on_row is not None:
             on_row(name)
     return rows
 
 
 def adversarial_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown table of :func:`adversarial_rows`."""
-    keys = ["construction", "policy", "n", "M", "theory", "theory_is", "vs_hsf", "vs_opt"]
-    return table(keys, [[fmt(r[k]) for k in keys] for r in rows])
+    """Markdown table of :func:`adversarial_rows` (``vs_hsf`` with its standard error)."""
+    keys = ["construction", "policy", "reading", "n", "M", "theory", "theory_is", "runs",
+            "vs_hsf", "vs_opt"]
+    return table(keys, [[_cell(r, k) for k in keys] for r in rows])
 
 
 # ------------------------------------------------------------------------------ writers
@@ -327,10 +373,23 @@ def _alpha_label(a: float) -> str:
     return "1" if a == 1.0 else (f"1/{round(inv)}" if abs(inv - round(inv)) < 1e-9 else f"{a:g}")
 
 
+def _cell(r: dict[str, Any], k: str) -> Any:
+    """A cell: the value, with ``± standard error`` where it is a mean of random runs."""
+    if r[k] is None:
+        return None
+    se = r.get(k + "_se")
+    return f"{fmt(r[k])} ± {se:.4f}" if se else fmt(r[k])
+
+
 def _table_cells(rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
     """Rows of the main table: alpha as a label, missing values as ``None``."""
-    return [[_alpha_label(r["alpha"]) if k == "alpha" else
-             None if r[k] is None else fmt(r[k]) for k, _, _ in COLUMNS] for r in rows]
+    return [[_alpha_label(r["alpha"]) if k == "alpha" else _cell(r, k) for k, _, _ in COLUMNS]
+            for r in rows]
+
+
+#: Measured columns that carry a standard error (``<key>_se`` in the rows and the CSV).
+SE_COLUMNS = ("amax_thm2_hsf", "amin_adv_hsf", "amin_per_sort_adv_hsf", "amin_redraw_adv_hsf",
+              "amin_rand_hsf", "al_adv_hsf")
 
 
 def table_markdown(rows: Sequence[dict[str, Any]]) -> str:
@@ -340,8 +399,8 @@ def table_markdown(rows: Sequence[dict[str, Any]]) -> str:
 
 def table_csv(rows: Sequence[dict[str, Any]]) -> str:
     """The table as CSV (full precision, empty cells for missing values)."""
-    return table([k for k, _, _ in COLUMNS], [[r[k] for k, _, _ in COLUMNS] for r in rows],
-                 "csv")
+    keys = [k for k, _, _ in COLUMNS] + [k + "_se" for k in SE_COLUMNS]
+    return table(keys, [[r.get(k) for k in keys] for r in rows], "csv")
 
 
 def table_tex(rows: Sequence[dict[str, Any]]) -> str:
@@ -350,9 +409,10 @@ def table_tex(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def convergence_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown table of :func:`convergence_rows`."""
-    keys = ["n", "M", "l", "u", "theory", "amin_hsf", "amin_redraw_hsf", "hsf_over_fluid"]
-    return table(keys, [[fmt(r[k]) for k in keys] for r in rows])
+    """Markdown table of :func:`convergence_rows` (means ``± standard error`` over seeds)."""
+    keys = ["n", "M", "l", "u", "seeds", "theory", "amin_hsf", "amin_per_sort_hsf",
+            "amin_redraw_hsf", "hsf_over_fluid"]
+    return table(keys, [[_cell(r, k) for k in keys] for r in rows])
 
 
 def _dicts_csv(rows: Sequence[dict[str, Any]]) -> str:

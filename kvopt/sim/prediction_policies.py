@@ -16,8 +16,9 @@ generated.
     ``a >= floor(C r_i)``, ``r_i`` its initial prediction (TRAIL's ``floor(C r)``
     preemptible iterations, notes/seed-004-002 §1.4). At every decision: (1) if the running
     requests, in rank order, overflow ``M`` at the next slot, the worst-ranked ones are
-    evicted (locked or not; on equal ranks the latest started; they re-queue and may
-    restart at once); (2) non-preemptable
+    evicted (the paper's rank is ``-inf`` for a locked request, so every preemptable running
+    request goes before any locked one; among locked ones, and on equal ranks, the latest
+    started goes; they re-queue and may restart at once); (2) non-preemptable
     requests keep their memory; (3) the preemptable running requests and the waiting queue
     are walked in rank order with the rest of ``M``: a running request is kept if it fits
     and preempted otherwise, a waiting one is started if it fits, and the first waiting one
@@ -185,8 +186,9 @@ class RankPolicy(Policy):
                 sr = st.start[run]
                 order = np.lexsort((tie, sr, np.where(locked, 0.0, rk), np.where(locked, sr, 0),
                                     ~locked))
-            else:
-                order = np.lexsort((tie, st.start[run], rk))  # ties: the latest started goes
+            else:  # the paper's rank: -inf once locked, so a preemptable run always goes
+                #    first (issue 23); among locked runs the latest started goes
+                order = np.lexsort((tie, st.start[run], np.where(locked, -np.inf, rk)))
             cum = np.cumsum(contrib[order])
             k = int(np.searchsorted(cum, M, side="right"))
             if k < order.size:

@@ -60,16 +60,19 @@ def test_amax_below_proven_upper_bound():
 def test_fluid_convergence_amin_two_point():
     """Amin's two-point worst case: the measured ratio approaches (3 - alpha)/2 as n grows.
 
-    Uses the redraw experiment (eviction ties uniformly at random at every decision, as in
-    Algorithm 2); H-SF's TEL approaches Lemma 2's fluid TEL n^2/(2M) D(x).
+    Under Algorithm 2 read literally (ties redrawn at every sort) and under the redraw
+    experiment (eviction ties only); one tie order per run stays near 1.16 (issue 23). H-SF's
+    TEL approaches Lemma 2's fluid TEL n^2/(2M) D(x).
     """
     from kvopt.report.ratios import convergence_rows
 
     rows = convergence_rows(scales=(1, 4, 16), seeds=(0,))
     theory = rt.amin_two_point(0.25)
-    errs = [abs(r["amin_redraw_hsf"] - theory) for r in rows[:3]]
-    assert errs[2] < errs[0]
-    assert errs[2] < 0.03
+    for key in ("amin_per_sort_hsf", "amin_redraw_hsf"):
+        errs = [abs(r[key] - theory) for r in rows[:3]]
+        assert errs[2] < errs[0]
+        assert errs[2] < 0.03
+    assert all(r["amin_hsf"] < 1.2 for r in rows)
     fl = [abs(r["hsf_over_fluid"] - 1) for r in rows[:3]]
     assert fl[0] > fl[1] > fl[2] and fl[2] < 0.01
     assert abs(rows[3]["amin_redraw_hsf"] - theory) < 0.03  # M x 4

@@ -143,3 +143,46 @@ def test_refined_predictor_label_in_options():
     r = simulate(inst, "trail", sigma0=0.3, every=4)
     assert "every=4" in r.schedule.meta["options"]["predictor"]
     assert isinstance(RefinedPredictor().label(), str)
+
+
+class _Watch(RankPolicy):
+    """RankPolicy that records, per decision, whether a locked run was evicted while a
+    preemptable one kept running (issue 23's violation), and how many locked runs went."""
+
+    def reset(self, st):
+        super().reset(st)
+        self.violations = 0
+        self.locked_evicted = 0
+
+    def decide(self, st):
+        run = st.running.copy()
+        locked = (st.t - st.start[run]) >= self.limit[run]
+        dec = super().decide(st)
+        gone = np.zeros(run.shape[0], dtype=bool)
+        if dec.evict is not None and dec.evict.size:
+            gone = np.isin(run, dec.evict)
+        self.locked_evicted += int((gone & locked).sum())
+        if (gone & locked).any() and (~gone & ~locked).any():
+            self.violations += 1
+        return dec
+
+
+def test_static_trail_overflow_evicts_preemptable_before_locked():
+    """Issue 23: TRAIL's rank is -inf once a run is locked (past floor(C r)), so on a memory
+    overflow every still-preemptable run goes before a locked one. Static ranks
+    (``refine=False``) with noisy point predictions, on random online instances."""
+    rng = np.random.default_rng(23)
+    locked_evicted = 0
+    for k in range(120):
+        n = int(rng.integers(6, 14))
+        o = rng.integers(1, 12, size=n)
+        s = rng.integers(0, 4, size=n)
+        inst = Instance(memory=int(rng.integers(14, 30)), arrival=np.sort(rng.integers(0, 8, n)),
+                        prompt=s, output=o)
+        pred = np.maximum(1.0, o * rng.uniform(0.3, 2.0, size=n))
+        pol = _Watch("trail", pred, C=0.5)
+        res = simulate(inst, pol, seed=k)
+        assert check_schedule(inst, res.schedule).ok
+        assert pol.violations == 0, (k, pol.violations)
+        locked_evicted += pol.locked_evicted
+    assert locked_evicted > 0, "no overflow evicted a locked run: the test is blind"

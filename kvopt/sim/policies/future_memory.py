@@ -30,6 +30,7 @@ Overflow handling: :mod:`kvopt.sim.policies`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,9 @@ from kvopt.sim.policies.base import (
     random_rank,
 )
 
+#: Tie-break readings of :class:`FutureMemoryPolicy` (see its ``ties`` parameter).
+TIES = ("arrival", "random", "per-sort", "redraw")
+
 
 class FutureMemoryPolicy(Policy):
     """Admission by the future-memory check of seed 001 eq. (5); see the module docstring.
@@ -63,10 +67,19 @@ class FutureMemoryPolicy(Policy):
         ``"pred"`` (ascending current prediction), ``"arrival"`` or ``"fifo"`` (arrival, and
         re-queued requests go to the back).
     ties
-        ``"arrival"`` (``(a, id)``), ``"random"`` (seeded permutation, drawn once per run and
-        used for admission and eviction ties) or ``"redraw"`` (as ``"random"``, but eviction
-        ties are redrawn uniformly at every decision: seed 000 Algorithm 2 read
-        literally, "sort S_t by lower bound, ties uniformly at random").
+        ``"arrival"`` (``(a, id)``); ``"random"`` (one seeded permutation drawn per run and
+        used for every admission and eviction tie: the default of ``amin``/``amax``);
+        ``"per-sort"`` (seed 000 Algorithm 2 read literally: "sort ... ties uniformly at
+        random" at every sort, i.e. a fresh uniform permutation at every decision point for
+        both the eviction order and the admission order; with unequal prompts a redraw
+        happens only at the simulator's decision points, not at skipped slots); or
+        ``"redraw"`` (an experiment: eviction ties redrawn at every decision, admission ties
+        by the one per-run permutation). On Amin's two-point worst case ``"random"`` gives
+        ~1.16, ``"per-sort"`` and ``"redraw"`` ~1.38 (Theorem 6: 1.375; issue 23).
+    tie_order
+        With ``ties="random"``: the per-run permutation itself (request ids, the first wins
+        every tie) instead of a random draw, so an expectation over all tie orders can be
+        computed exactly (:func:`kvopt.report.measure.tie_order_expectation`).
     margin
         Check against ``floor((1 - margin) M)`` instead of ``M``.
     overrun
@@ -95,13 +108,23 @@ class FutureMemoryPolicy(Policy):
     def __init__(self, name: str, pred: NDArray[np.int64], *, order: str = "pred",
                  ties: str = "arrival", margin: float = 0.0, overrun: str = "next-step",
                  overflow: str = "clear-all", raise_on_evict: bool = False,
-                 promote: tuple[int, int] | None = None, **extra: Any) -> None:
+                 promote: tuple[int, int] | None = None,
+                 tie_order: Sequence[int] | NDArray[np.int64] | None = None,
+                 **extra: Any) -> None:
         if extra:
             raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
         if order not in ("pred", "arrival", "fifo"):
             raise UsageError("order", f"must be pred, arrival or fifo, got {order!r}")
-        if ties not in ("arrival", "random", "redraw"):
-            raise UsageError("ties", f"must be arrival, random or redraw, got {ties!r}")
+        if ties not in TIES:
+            raise UsageError("ties", f"must be one of {', '.join(TIES)}, got {ties!r}")
+        if tie_order is not None:
+            if ties != "random":
+                raise UsageError("tie_order", f"needs ties=random, got ties={ties}")
+            order_arr = np.asarray(tie_order)
+            if order_arr.ndim != 1 or order_arr.dtype.kind not in "iu" or not np.array_equal(
+                    np.sort(order_arr), np.arange(order_arr.shape[0])):
+                raise UsageError("tie_order", "must be a permutation of the request ids")
+            tie_order = order_arr.astype(np.int64)
         if overrun not in ("next-step", "finished"):
             raise UsageError("overrun", f"must be next-step or finished, got {overrun!r}")
         if overflow not in ("clear-all", "evict-smallest", "error"):
@@ -119,9 +142,12 @@ class FutureMemoryPolicy(Policy):
         self.order, self.ties, self.margin = order, ties, float(margin)
         self.overrun, self.overflow = overrun, overflow
         self.raise_on_evict, self.promote = raise_on_evict, promote
+        self.tie_order = tie_order
         self.options = {"order": order, "ties": ties, "margin": margin, "overrun": overrun,
                         "overflow": overflow, "raise_on_evict": raise_on_evict,
                         "promote": list(promote) if promote else None}
+        if tie_order is not None:
+            self.options["tie_order"] = tie_order.tolist()
 
     # --------------------------------------------------------------- setup
     def reset(self, st: SimState) -> None:
@@ -129,7 +155,14 @@ class FutureMemoryPolicy(Policy):
         self.cap = int(np.floor((1.0 - self.margin) * st.M + 1e-9))
         self.limit = st.M - st.s  # >= 1 for a valid instance
         self.q = np.clip(self.pred0, 1, self.limit)
-        rank = random_rank(n, st.rng) if self.ties != "arrival" else arrival_rank(st.a)
+        if self.tie_order is not None:
+            if self.tie_order.shape[0] != n:
+                raise UsageError("tie_order", f"must be a permutation of 0..{n - 1}, got "
+                                 f"{self.tie_order.shape[0]} ids")
+            rank = np.empty(n, dtype=np.int64)
+            rank[self.tie_order] = np.arange(n)
+        else:
+            rank = random_rank(n, st.rng) if self.ties != "arrival" else arrival_rank(st.a)
         self.rank = rank
         self.queue = WaitQueue(rank)
         self.key = self.q.copy() if self.order == "pred" else np.zeros(n, dtype=np.int64)
@@ -173,6 +206,12 @@ class FutureMemoryPolicy(Policy):
         t, s, M = st.t, st.s, st.M
         if self.ties == "redraw":  # eviction ties redrawn at every decision (O(n) per call)
             self.rank = st.rng.permutation(st.n)
+        elif self.ties == "per-sort":  # every sort of Algorithm 2 draws its own tie order
+            self.rank = random_rank(st.n, st.rng)
+            waiting = self.queue.ids()
+            self.queue = WaitQueue(self.rank)
+            if waiting.shape[0]:
+                self.queue.push(waiting, self.key[waiting])
         run = st.running
         evicted: list[NDArray[np.int64]] = []
         wake: int | None = None
