@@ -181,7 +181,7 @@ and the instance has none (no pred_lower/pred_upper) and no prediction model was
     >>> check_policy(inst, "mcsf", bogus=1)
     Traceback (most recent call last):
     kvopt.core.errors.UsageError: invalid bogus: not an option of mcsf (it takes margin, \
-order, overflow, overrun, promote, raise_on_evict, ties)
+order, overflow, overrun, promote, raise_on_evict, tie_order, ties)
     """
     accepted = policy_options(policy)  # raises UsageError("policy", ...) for unknown names
     if accepted is not None:
