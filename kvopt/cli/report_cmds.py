@@ -1,4 +1,4 @@
-"""``kvopt report ratios|search|table1|agreement ...``."""
+"""``kvopt report ratios|search|table1|agreement|reproduce ...``."""
 
 from __future__ import annotations
 
@@ -130,6 +130,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(g)
     g.set_defaults(func=run_agreement)
 
+
+    rp = rs.add_parser(
+        "reproduce", help="the reproduction report: every checkable target of the five seeds",
+        description="For every checkable target of seeds 001, 000, 004, 002 and 003: the "
+        "paper's value, kvopt's, the tolerance, the verdict (reproduced, differs, erratum, "
+        "not yet implemented) and the command that recomputes it, plus an errata section "
+        "with computed evidence. Writes reproduction.md (+ PNG figures), reproduction.html "
+        "(self-contained) and results.json into --out. --only SEED/KEY computes one target "
+        "and prints it. Paper-scale certificates and bounds are read from reports/mip of the "
+        "repository (--root).")
+    rp.add_argument("--out", default=None, help="output directory (required without --only)")
+    rp.add_argument("--fast", action="store_true",
+                    help="fewer runs and smaller instances (what the test suite runs)")
+    rp.add_argument("--only", default=None, metavar="SEED/KEY",
+                    help="compute and print one target (e.g. 001/T1, 000/errata)")
+    rp.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED,
+                    help=f"seed of every random choice (default {DEFAULT_SEED}; printed)")
+    rp.add_argument("--root", default=None, metavar="DIR",
+                    help="repository with reports/mip (default: this checkout, else the cwd)")
+    add_json_argument(rp)
+    rp.set_defaults(func=run_reproduce)
 
     w = rs.add_parser(
         "sweep", help="summary table of a sweep database (kvopt sweep SPEC --db FILE)",
@@ -316,4 +337,38 @@ def run_agreement(args: argparse.Namespace) -> int:
     emit(args, {"out": str(args.out), "n": args.n, "seed": args.seed, "rows": len(rows),
                 "max_abs_z": max(abs(v) for v in z)},
          "\n".join(text.splitlines()[:5]) + f"\nwrote {args.out} (seed {args.seed})")
+    return 0
+
+
+def run_reproduce(args: argparse.Namespace) -> int:
+    """Compute the reproduction report (or one target) and write / print it."""
+    from pathlib import Path
+
+    from kvopt.report import reproduce as rp
+
+    if args.only is not None:
+        rp.check_only(args.only)
+    elif args.out is None:
+        raise UsageError("--out", "is required (or give --only SEED/KEY)")
+    if args.out is not None:
+        check_output_dir(args.out, "--out")
+    root = Path(args.root) if args.root is not None else None
+    if root is not None and not root.is_dir():
+        raise UsageError("--root", f"not a directory: {args.root}")
+    sections = rp.run(fast=args.fast, root=root, only=args.only, seed=args.seed)
+    command = "kvopt report reproduce" + (f" --only {args.only}" if args.only else "") + (
+        " --fast" if args.fast else "") + (f" --seed {args.seed}" if args.seed else "")
+    files = [] if args.out is None else rp.write_report(args.out, sections, fast=args.fast,
+                                                        command=command, seed=args.seed)
+    lines = [f"{t.seed}/{t.key} [{t.verdict}] {t.claim}: paper {t.paper}; kvopt {t.kvopt}"
+             + (f" ({t.reason})" if t.verdict != "reproduced" and t.reason else "")
+             for s in sections for t in s.targets]
+    lines += [f"{s.seed} erratum: {e.where}: {e.evidence}" for s in sections for e in s.errata]
+    lines.append(f"{rp.summary(sections)} (seed {args.seed})"
+                 + (f"; wrote {len(files)} files to {args.out}" if files else ""))
+    doc = {"counts": rp.counts(sections), "seed": args.seed, "fast": args.fast,
+           "targets": [t.to_dict() for s in sections for t in s.targets],
+           "errata": [e.to_dict() for s in sections for e in s.errata],
+           "files": [str(f) for f in files]}
+    emit(args, doc, "\n".join(lines))
     return 0

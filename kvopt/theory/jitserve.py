@@ -165,24 +165,33 @@ def density_counterexample(W: int = 20) -> Instance:
         expected={"gmax_goodput": 2, "opt_goodput": W})
 
 
-def edf_sjf_instance(N: int = 9, M: int = 20, d: int = 2) -> Instance:
+def edf_sjf_instance(N: int = 9, M: int = 20, d: int = 2, *, printed: bool = False
+                     ) -> Instance:
     """App. E.1's construction with the corrected EDF deadlines (module docstring).
+
+    ``printed=True`` gives the B_i the SLO of the EDF proof as printed (``T + d`` after
+    their arrival), under which EDF prefers A and is not beaten (the erratum).
 
     Examples
     --------
     >>> inst = edf_sjf_instance(3, 10, 2)
     >>> inst.arrival.tolist(), inst.output.tolist(), inst.slo.deadline.tolist()
     ([0, 0, 2, 4], [8, 2, 2, 2], [8.0, 2.0, 2.0, 2.0])
+    >>> edf_sjf_instance(3, 10, 2, printed=True).slo.deadline.tolist()
+    [8.0, 10.0, 10.0, 10.0]
     """
     N, M, d = _int("N", N, 1), _int("M", M, 1), _int("d", d, 1)
     T = (N + 1) * d
+    b_slo = T + d if printed else d
     return Instance(
         memory=T, arrival=np.array([0] + [i * d for i in range(N)]),
         prompt=np.zeros(N + 1, dtype=np.int64), output=np.array([T] + [d] * N), max_batch=1,
         slo_kind=["deadline"] * (N + 1),
-        deadline=[T] + [d] * N, value=[M] + [1] * N,
-        name=f"edf-sjf-N{N}-M{M}-d{d}",
-        source="seed 003 App. E.1 (non-competitiveness of EDF/SJF), B_i deadlines corrected "
-        "to (i+1) d (notes §2.4)",
-        expected={"edf_goodput": N, "sjf_goodput": N, "opt_goodput": max(M, N),
-                  **({"gmax_goodput": M} if M > N + 1 else {})})
+        deadline=[T] + [b_slo] * N, value=[M] + [1] * N,
+        name=f"edf-sjf-N{N}-M{M}-d{d}" + ("-printed" if printed else ""),
+        source="seed 003 App. E.1 (non-competitiveness of EDF/SJF), B_i deadlines "
+        + ("as printed in the EDF proof (T + d)" if printed
+           else "corrected to (i+1) d (notes §2.4)"),
+        expected=({} if printed else
+                  {"edf_goodput": N, "sjf_goodput": N, "opt_goodput": max(M, N),
+                   **({"gmax_goodput": M} if M > N + 1 else {})}))

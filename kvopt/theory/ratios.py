@@ -65,6 +65,7 @@ __all__ = [
     "jaillet_lemma47_bound",
     "jaillet_thm41_lower",
     "jaillet_thm41_opt_upper",
+    "lg_denominator_sum",
     "min_two_point",
     "vol",
 ]
@@ -451,6 +452,31 @@ def amin_lg_numeric(q: float, u: int | None = None) -> float:
     k = np.arange(1, u + 1, dtype=np.float64)
     w = k * np.exp((k - 1.0) * math.log(q)) if q > 0 else (k == 1).astype(np.float64)
     return _lemma2_dist(w)
+
+
+def lg_denominator_sum(q: float, *, printed: bool = False, terms: int = 4000) -> float:
+    """Theorem 8's denominator sum ``sum_k k^3 q^(k-1) (...)`` (``p^4`` factored out).
+
+    Corrected summand (what Lemma 2 gives): ``k q^(k-1) + 2 sum_{i>k} i q^(i-1)``; the
+    printed one (``printed=True``): ``2 k q^(k-1) + sum_{i>k} i q^(i-1)``. Only the corrected
+    sum equals the printed closed form ``(1+2q+11q^2+8q^3+11q^4+2q^5+q^6) / ((1-q)^6
+    (1+q)^4)`` (seed 000 erratum; :func:`kvopt.theory.symbolic.lg_denominator_sums`).
+
+    Examples
+    --------
+    >>> q = 0.6
+    >>> closed = (1 + 2*q + 11*q**2 + 8*q**3 + 11*q**4 + 2*q**5 + q**6) / ((1-q)**6 * (1+q)**4)
+    >>> round(lg_denominator_sum(q) / closed, 9), round(lg_denominator_sum(q, printed=True)
+    ...                                                 / closed, 4)
+    (1.0, 0.7535)
+    """
+    if not (0.0 < q < 1.0):
+        raise ValueError("q must be in (0, 1)")
+    k = np.arange(1, terms + 1, dtype=np.float64)
+    g = k * q ** (k - 1)
+    tail = np.cumsum(g[::-1])[::-1] - g  # sum_{i>k} i q^(i-1)
+    inner = 2.0 * g + tail if printed else g + 2.0 * tail
+    return float(np.sum(k**3 * q ** (k - 1) * inner))
 
 
 def amin_uniform(u: int) -> float:
