@@ -16,6 +16,12 @@ EXPECTED_IMAGES = {
     "02_simulate": 2,     # step-time model; MC-SF memory over time
     "03_ratios": 1,       # lambda_max residuals against the paper's fit
     "04_queueing": 1,     # E[T] vs C, printed and corrected Lemma 1
+    # one notebook per seed paper (issue 23)
+    "11_paper_jaillet_online_scheduling_kv_cache": 2,   # A.2 schedule; MC-SF/OPT brackets
+    "12_paper_chen_adaptively_robust_inference": 2,     # lambda_max fit; two-point readings
+    "13_paper_trail_dont_stop_me_now": 2,               # Lemma 1; LLM-simulator latencies
+    "14_paper_tie_uncertainty_aware_lengths": 1,        # LLM-simulator per-token latencies
+    "15_paper_jitserve_slo_goodput": 1,                 # counterexample and Eq. 43
 }
 
 
