@@ -66,10 +66,10 @@ for i, c in enumerate(d["Cs"]):
 
 # %% [markdown]
 # ## TRAIL in the LLM simulator
-# The Azure conversation trace on a Llama-2-70B / 2xA100 step-time model. kvopt's simulator
-# restarts a preempted request from its prompt (the seed convention); vLLM keeps its tokens,
-# so here preemption is expensive and TRAIL with C = 0.8 loses to FCFS: the target is marked
-# "differs" until the simulator has vLLM's recompute mode.
+# The Azure conversation trace on a Llama-2-70B / 2xA100 step-time model, in vLLM's recompute
+# preemption mode (a preempted request keeps its tokens and prefills them again) and in
+# kvopt's restart mode (it starts over). In both, TRAIL with C = 0.8 loses to FCFS here: its
+# binned refined ranks make newcomers preempt nearly finished requests again and again.
 
 # %%
 for t in seed004.TARGETS["Sys"](ctx):

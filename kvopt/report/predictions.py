@@ -120,16 +120,18 @@ def policy_runs(case: Case) -> list[tuple[str, str, Any, dict[str, Any]]]:
     ]
 
 
-def run_case(case: Case, seed: int = 0, only: set[str] | None = None
-             ) -> list[dict[str, Any]]:
+def run_case(case: Case, seed: int = 0, only: set[str] | None = None,
+             preemption: str | None = None) -> list[dict[str, Any]]:
     """Simulate every policy of :func:`policy_runs` on ``case`` (or those whose label is in
-    ``only``); one row each."""
+    ``only``), in the engine's ``preemption`` mode (default: each policy's own); one row
+    each."""
     rows = []
     inst = case.instance
     for label, pol, pred, opts in policy_runs(case):
         if only is not None and label not in only:
             continue
-        r = simulate(inst, pol, step_time=STEP_TIME, seed=seed, predictions=pred, **opts)
+        r = simulate(inst, pol, step_time=STEP_TIME, seed=seed, predictions=pred,
+                     preemption=preemption, **opts)
         tab = request_table(inst, r.schedule)
         lat = np.asarray(tab["latency_s" if "latency_s" in tab else "latency"], dtype=np.float64)
         m = r.metrics

@@ -88,7 +88,7 @@ def t_ks(ctx: Context) -> list[Target]:
 def t_serving(ctx: Context) -> list[Target]:
     from kvopt.report.reproduce.seed004 import _llm
 
-    rows = {r["policy"]: r for r in _llm(ctx)}
+    rows = {r["policy"]: r for r in _llm(ctx, "recompute")}
     p = {k: rows[k]["ptla_s_per_token"] for k in ("FCFS", "SSJF (point)", "TIE", "TIE E only",
                                                    "TIE log-normal")}
     n = rows["FCFS"]["n"]
@@ -96,7 +96,7 @@ def t_serving(ctx: Context) -> list[Target]:
     order = p["TIE"] < p["FCFS"] and p["SSJF (point)"] < p["FCFS"]
     tie_vs_ssjf = p["TIE"] < p["SSJF (point)"]
     reading = (f"Azure conversation trace, first {n} requests, arrivals x 1/8, A100 70B step "
-               "time, synthetic predictor (R^2 = 0.82 for mu)")
+               "time, recompute preemption, synthetic predictor (R^2 = 0.82 for mu)")
     why = ("the paper measures at 100 RPS with thousands queued; here a KV-bound batch of ~30 "
            "requests under near-capacity load, so the order of the queue matters less, and "
            "the predictor is synthetic (not DeBERTa)")
@@ -139,7 +139,7 @@ def figure(ctx: Context) -> Figure:
     from kvopt.report.reproduce.seed004 import _llm
     from kvopt.report.writers import figure_png
 
-    rows = [r for r in _llm(ctx)]
+    rows = [r for r in _llm(ctx, "recompute")]
     rows.sort(key=lambda r: r["ptla_s_per_token"])
     fig = MplFigure(figsize=(6.4, 3.8))
     ax = fig.subplots()
@@ -153,7 +153,7 @@ def figure(ctx: Context) -> Figure:
     fig.tight_layout()
     return Figure("seed002_seed004_serving.png", "Seeds 002 and 004 in kvopt's LLM simulator: "
                   "per-token latency of FCFS, the oracles, SSJF, TIE (and ablations) and "
-                  "TRAIL (restart preemption).", figure_png(fig, dpi=100))
+                  "TRAIL, with vLLM's recompute preemption.", figure_png(fig, dpi=100))
 
 
 TARGETS: dict[str, Callable[[Context], list[Target]]] = {
