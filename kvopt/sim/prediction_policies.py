@@ -40,9 +40,12 @@ generated.
     In that mode overflow evicts preemptable requests (worst rank first) before locked ones,
     and locked ones latest-started first, so the oldest locked run always finishes.
 
-    ``C >= 1`` equals ``C = inf`` (plain SPRPT) for static ranks: once ``a >= r`` the rank
-    ``r - a <= 0`` is below every newcomer's ``r >= 1``, so SPRPT never preempts it either
-    (the digest's sample-path argument, §1.5; tested). ``C = 0`` never preempts a started
+    ``C >= 1`` equals ``C = inf`` (plain SPRPT) for static ranks as long as no running
+    request is evicted for memory: once ``a >= r`` the rank ``r - a <= 0`` is below every
+    newcomer's ``r >= 1``, so SPRPT never preempts it either (the digest's sample-path
+    argument, §1.5). With overflow evictions ``C = 1`` still equals SPRPT (a locked run's
+    ``r - a < 1`` is below every preemptable one's), ``C > 1`` need not: the paper's rank
+    (``-inf`` once locked) keeps a locked run that SPRPT evicts (tested). ``C = 0`` never preempts a started
     request: SPJF. Registered: ``trail`` (refined, ``C = 0.8``), ``sprpt`` (static point
     predictions, ``C = inf``), ``srpt`` (true lengths, ``C = inf``), ``spjf`` (static,
     ``C = 0``).
@@ -187,8 +190,9 @@ class RankPolicy(Policy):
                 order = np.lexsort((tie, sr, np.where(locked, 0.0, rk), np.where(locked, sr, 0),
                                     ~locked))
             else:  # the paper's rank: -inf once locked, so a preemptable run always goes
-                #    first (issue 23); among locked runs the latest started goes
-                order = np.lexsort((tie, st.start[run], np.where(locked, -np.inf, rk)))
+                #    first (issue 23); among locked runs, as among preemptable ones, the worst
+                #    r - a goes (then the latest started)
+                order = np.lexsort((tie, st.start[run], rk, ~locked))
             cum = np.cumsum(contrib[order])
             k = int(np.searchsorted(cum, M, side="right"))
             if k < order.size:

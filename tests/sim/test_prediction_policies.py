@@ -27,13 +27,22 @@ def _instances():
 
 @pytest.mark.parametrize("C", [1.0, 1.3, 4.0])
 def test_trail_with_c_at_least_one_is_sprpt(C):
-    """notes/seed-004-002 §1.5: every C >= 1 is SPRPT (same instance, same predictions)."""
+    """notes/seed-004-002 §1.5: C >= 1 is SPRPT (same instance, same predictions) as long as no
+    running request is evicted for memory; with overflow evictions C = 1 still is (a locked
+    run has r - a < 1 <= every preemptable one's r - a), while for C > 1 the paper's rank
+    (-inf once locked, issue 23) keeps a locked run that SPRPT, ranking it by r - a, evicts."""
+    differ = 0
     for k, inst in enumerate(_instances()):
         for eps in (0.0, 0.5, 0.9):
             pr = {"kind": "uniform", "eps": eps}
             a = simulate(inst, "trail", seed=k, predictions=pr, refine=False, C=C)
             b = simulate(inst, "sprpt", seed=k, predictions=pr)
-            assert a.schedule.same_runs(b.schedule), (k, eps)
+            same = a.schedule.same_runs(b.schedule)
+            if C == 1.0 or a.stats["overflow_evictions"] == 0:
+                assert same, (k, eps)
+            differ += not same
+    if C == 4.0:
+        assert differ > 0  # the distinction is real on these instances
 
 
 def test_limited_preemption_changes_the_schedule_below_one():
