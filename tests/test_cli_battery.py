@@ -135,6 +135,15 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}/r", "--max-u", "0"], "--max-u"),
         (["--out", "{out}/r", "--seeds", "1", "-1"], "--seeds"),
     ],
+    "report reproduce": [
+        (["--fast"], "--out"),
+        (["--out", "{fx}/afile"], "--out"),
+        (["--only", "009/T1"], "--only"),
+        (["--only", "000/nope"], "--only"),
+        (["--only", "000"], "--only"),
+        (["--out", "{out}/r", "--seed", "-1"], "--seed"),
+        (["--out", "{out}/r", "--root", "{fx}/afile"], "--root"),
+    ],
     "report table1": [
         (["--out", "{fx}/afile"], "--out"),
         (["--seeds", "0", "--out", "{out}/t"], "--seeds"),

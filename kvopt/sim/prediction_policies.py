@@ -45,10 +45,10 @@ generated.
     newcomer's ``r >= 1``, so SPRPT never preempts it either (the digest's sample-path
     argument, §1.5). With overflow evictions ``C = 1`` still equals SPRPT (a locked run's
     ``r - a < 1`` is below every preemptable one's), ``C > 1`` need not: the paper's rank
-    (``-inf`` once locked) keeps a locked run that SPRPT evicts (tested). ``C = 0`` never preempts a started
-    request: SPJF. Registered: ``trail`` (refined, ``C = 0.8``), ``sprpt`` (static point
-    predictions, ``C = inf``), ``srpt`` (true lengths, ``C = inf``), ``spjf`` (static,
-    ``C = 0``).
+    (``-inf`` once locked) keeps a locked run that SPRPT evicts (tested). ``C = 0`` never
+    preempts a started request: SPJF. Registered: ``trail`` (refined, ``C = 0.8``),
+    ``sprpt`` (static point predictions, ``C = inf``), ``srpt`` (true lengths,
+    ``C = inf``), ``spjf`` (static, ``C = 0``).
 
 :class:`KeyGreedyPolicy` (TIE family; vLLM-like, no preemption except on overflow)
     A min-priority queue of waiting requests admitted in key order while the next slot's
