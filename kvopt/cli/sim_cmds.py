@@ -189,6 +189,9 @@ def run_simulate(args: argparse.Namespace) -> int:
            "instance": inst.name, **m.to_dict(),
            "decisions": res.stats.get("decisions"), "slots": res.stats.get("slots"),
            "wall_seconds": res.stats.get("wall_seconds")}
+    if res.headroom is not None:
+        doc["load_vs_capacity"] = res.headroom.load
+        doc["headroom"] = res.headroom.to_dict()
     unit = m.unit
     text = (f"{res.policy} on {inst.name or 'instance'} (n={inst.n}, M={inst.memory}, "
             f"step time {res.step_time}, seed {res.seed})\n"
@@ -203,7 +206,8 @@ def run_simulate(args: argparse.Namespace) -> int:
             + f"  peak memory {m.peak_memory} / {inst.memory}, evictions {m.evictions}"
             + ("" if res.schedule.preemption == "restart"
                else f" (preemption {res.schedule.preemption})")
-            + _goodput_line(m))
+            + _goodput_line(m)
+            + (f"\n  {res.headroom.describe()}" if res.headroom is not None else ""))
     emit(args, doc, text)
     return 0
 

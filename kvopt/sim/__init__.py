@@ -27,6 +27,7 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.metrics import Metrics, compute_metrics
 from kvopt.core.schedule import Schedule
+from kvopt.core.stability import Headroom
 from kvopt.core.validate import check_schedule
 from kvopt.predictions.predictors import PredictionCost
 from kvopt.sim.engine import (
@@ -38,6 +39,7 @@ from kvopt.sim.engine import (
     SimulationError,
     run_engine,
 )
+from kvopt.sim.headroom import instance_headroom
 from kvopt.sim.policies import (
     POLICIES,
     POLICY_INFO,
@@ -67,6 +69,7 @@ __all__ = [
     "PolicyError",
     "PolicyProtocol",
     "RankPolicy",
+    "Headroom",
     "Predictions",
     "SimResult",
     "SimState",
@@ -96,6 +99,10 @@ class SimResult:
         What was simulated.
     stats
         Engine counters (decision points visited, slots, evictions, wall seconds, ...).
+    headroom
+        Load vs capacity of the instance under the step-time model:
+        ``headroom.load = lambda / mu`` with ``mu = M / (b E[g])``
+        (:class:`kvopt.core.stability.Headroom`, :mod:`kvopt.sim.headroom`).
     """
 
     schedule: Schedule
@@ -104,6 +111,7 @@ class SimResult:
     step_time: str
     seed: int | None
     stats: dict[str, Any] = field(default_factory=dict)
+    headroom: Headroom | None = None
 
 
 def make_policy(instance: Instance, policy: str | Callable[..., Any] | Policy,
@@ -275,6 +283,8 @@ def simulate(
     >>> r = simulate(inst, "mcsf")
     >>> r.metrics.total_latency, r.schedule.final_start(inst).tolist()
     (12.0, [0, 0])
+    >>> r.headroom.mean_g, r.headroom.load    # g = (4 + 10, 8 + 36); all arrive at once
+    (29.0, None)
     """
     ss = np.random.SeedSequence(seed)
     pred_ss, pol_ss = ss.spawn(2)
@@ -307,4 +317,5 @@ def simulate(
     stats = dict(res.stats)
     stats["wall_seconds"] = res.wall_seconds
     stats.update(getattr(pol, "stats", {}))
-    return SimResult(sched, metrics, name, meta["step_time"], seed, stats)
+    return SimResult(sched, metrics, name, meta["step_time"], seed, stats,
+                     instance_headroom(instance, model))

@@ -11,10 +11,10 @@ from typing import Any
 from kvopt.core.io import atomic_write_text, write_json
 from kvopt.core.tables import table as render_table
 from kvopt.sweep.run import SweepSpec
-from kvopt.sweep.summary import summarize
+from kvopt.sweep.summary import metric_value, summarize
 
 COLUMNS = ("seed", "instance", "n", "memory", "sha256", "evaluator", "status", "total_latency",
-           "bound", "gap", "ratio_to_opt", "valid", "evictions", "runtime_s")
+           "bound", "gap", "ratio_to_opt", "valid", "evictions", "load_vs_capacity", "runtime_s")
 
 
 def _fmt(x: Any) -> str:
@@ -31,7 +31,7 @@ def write_sweep(out: Path, rows: list[dict[str, Any]], spec: SweepSpec, *, worke
     w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: _fmt(r.get(k)) for k in COLUMNS})
+        w.writerow({k: _fmt(metric_value(r, k)) for k in COLUMNS})
     header = ["instance", "evaluator", "instances", "valid", "optimal", "mean TEL", "ratio mean",
               "ratio max"]
     cells = [[s["instance"], s["evaluator"], str(s["instances"]), str(s["valid"]),

@@ -161,7 +161,7 @@ def summary_table(summary: Sequence[dict[str, Any]]) -> tuple[list[str], list[li
 #: Columns of :func:`export_csv` before the metrics.
 EXPORT_COLUMNS = ("task", "entry", "instance_params", "seed", "instance", "n", "memory",
                   "sha256", "evaluator", "kind", "method", "params", "status", "total_latency",
-                  "bound", "gap", "ratio_to_opt", "valid", "evictions")
+                  "bound", "gap", "ratio_to_opt", "valid", "evictions", "load_vs_capacity")
 
 
 def export_csv(rows: Sequence[dict[str, Any]], metrics: Sequence[str] = ()) -> str:

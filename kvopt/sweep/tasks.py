@@ -87,6 +87,9 @@ def run_task(payload: dict[str, Any]) -> dict[str, Any]:
         row.update(instance=inst.name, n=inst.n, memory=inst.memory, sha256=inst.sha256()[:16])
         if payload["evaluator"] == "solver":
             _solve(inst, payload, row)
+            from kvopt.sim.headroom import instance_headroom
+
+            _load(row, instance_headroom(inst, payload.get("step_time") or "unit"))
         else:
             _simulate(inst, payload, row)
     except KvoptError as exc:
@@ -111,6 +114,7 @@ def _simulate(inst: Instance, payload: dict[str, Any], row: dict[str, Any]) -> N
     rep = check_schedule(inst, sim.schedule)
     row.update(status="simulated", total_latency=rep.objective, valid=bool(rep.ok),
                evictions=int(sim.schedule.num_evictions), metrics=_metrics(sim.metrics))
+    _load(row, sim.headroom)
 
 
 def _solve(inst: Instance, payload: dict[str, Any], row: dict[str, Any]) -> None:
@@ -126,6 +130,13 @@ def _solve(inst: Instance, payload: dict[str, Any], row: dict[str, Any]) -> None
         from kvopt.core.metrics import compute_metrics
 
         row["metrics"] = _metrics(compute_metrics(inst, res.schedule))
+
+
+def _load(row: dict[str, Any], headroom: Any) -> None:
+    """Every row reports load vs capacity: ``lambda / mu`` and ``mu``
+    (:mod:`kvopt.sim.headroom`; ``None`` for an offline batch)."""
+    row["metrics"] = {**(row.get("metrics") or {}), "load_vs_capacity": headroom.load,
+                      "mu": headroom.mu}
 
 
 def _metrics(m: Any) -> dict[str, Any]:
