@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 
 from kvopt.core.instance import Instance
 from kvopt.core.stability import Headroom, mean_token_steps
-from kvopt.sim.step_time import StepTimeModel, get_step_time
+from kvopt.sim.steptime import StepTimeModel, get_step_time
 
 __all__ = ["capacity_batch", "instance_headroom", "step_at_capacity"]
 
