@@ -192,6 +192,17 @@ def run_simulate(args: argparse.Namespace) -> int:
     if res.headroom is not None:
         doc["load_vs_capacity"] = res.headroom.load
         doc["headroom"] = res.headroom.to_dict()
+    fluid_line = ""
+    if "fluid" in res.stats:  # fluid-guided policies: the fluid benchmark beside the run
+        from kvopt.sim.fluid import simulated_in_slots
+
+        fl, sim = res.stats["fluid"], simulated_in_slots(inst, res.schedule)
+        doc["fluid"] = fl
+        doc["simulated_slots"] = sim
+        fluid_line = (f"\n  fluid benchmark: throughput {fl['throughput']:.4g} /slot, mean "
+                      f"latency {fl['mean_latency']:.4g} slots; simulated: throughput "
+                      f"{sim['throughput']:.4g} /slot, mean latency {sim['mean_latency']:.4g} "
+                      "slots")
     unit = m.unit
     text = (f"{res.policy} on {inst.name or 'instance'} (n={inst.n}, M={inst.memory}, "
             f"step time {res.step_time}, seed {res.seed})\n"
@@ -207,7 +218,8 @@ def run_simulate(args: argparse.Namespace) -> int:
             + ("" if res.schedule.preemption == "restart"
                else f" (preemption {res.schedule.preemption})")
             + _goodput_line(m)
-            + (f"\n  {res.headroom.describe()}" if res.headroom is not None else ""))
+            + (f"\n  {res.headroom.describe()}" if res.headroom is not None else "")
+            + fluid_line)
     emit(args, doc, text)
     return 0
 

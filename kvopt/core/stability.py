@@ -235,18 +235,22 @@ class Backlog:
     threshold: float
 
 
-def backlog_drift(arrival: ArrayLike, completion: ArrayLike, *, windows: int = 4,
+def backlog_drift(arrival: ArrayLike, completion: ArrayLike, *,
+                  weights: ArrayLike | None = None, windows: int = 4,
                   threshold: float = 0.05, samples: int = 400) -> Backlog:
     """Is the queue stable? A measurable criterion on one simulated run.
 
     The arrival period ``[a_min, a_max]`` is cut into ``windows`` equal windows and the mean
-    number in system ``N`` (arrived and not completed) is measured in each (at ``samples``
-    evenly spaced times per window). The first window is warm-up; the *drift* is the growth
-    of ``N`` from the second to the last window divided by the arrivals in between
-    (``lambda`` times the distance of the window centres): the share of the arriving work
-    the server did not keep up with. A stable queue has drift about 0 (its backlog
-    fluctuates around a level), an overloaded one about ``1 - capacity / lambda``; the run
-    is called unstable when ``drift > threshold`` (default 5 %).
+    backlog ``N`` is measured in each (at ``samples`` evenly spaced times per window):
+    the number of requests in system (arrived, not completed), or with ``weights`` (e.g.
+    each request's token-steps ``g``, :func:`lifetime_token_steps`) their total weight -
+    the work a size-based policy (shortest first) can leave behind while the *count* stays
+    flat. The first window is warm-up; the *drift* is the growth of ``N`` from the second to
+    the last window divided by what arrived in between (``lambda E[w]`` times the distance
+    of the window centres): the share of the arriving work the server did not keep up
+    with. A stable queue has drift about 0 (its backlog fluctuates around a level), an
+    overloaded one about ``1 - capacity / lambda``; the run is called unstable when
+    ``drift > threshold`` (default 5 %).
 
     Examples
     --------
@@ -259,21 +263,35 @@ def backlog_drift(arrival: ArrayLike, completion: ArrayLike, *, windows: int = 4
     >>> b = backlog_drift(a2, np.arange(1.0, 401.0))
     >>> b.stable, round(b.drift, 2)
     (False, 0.5)
+
+    Shortest first over one long and many short requests: the count is flat, the work is not.
+
+    >>> a3 = np.arange(400.0)
+    >>> w = np.where(a3 % 2 == 0, 1.0, 3.0)           # every other request is 3x the work
+    >>> c3 = np.where(a3 % 2 == 0, a3 + 1, 1e9)       # ... and never served
+    >>> backlog_drift(a3, c3, weights=w).drift > backlog_drift(a3, c3).drift
+    True
     """
     if windows < 3:
         raise UsageError("windows", f"must be >= 3, got {windows}")
-    a = np.sort(np.asarray(arrival, dtype=np.float64))
-    c = np.sort(np.asarray(completion, dtype=np.float64))
-    lo, hi = float(a[0]), float(a[-1])
+    a = np.asarray(arrival, dtype=np.float64)
+    c = np.asarray(completion, dtype=np.float64)
+    w = np.ones(a.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    lo, hi = float(a.min()), float(a.max())
     if hi <= lo:
         raise UsageError("arrival", "all requests arrive at once: no arrival period to watch")
+    ia, ic = np.argsort(a, kind="stable"), np.argsort(c, kind="stable")
+    a_s, c_s = a[ia], c[ic]
+    wa = np.concatenate([[0.0], np.cumsum(w[ia])])
+    wc = np.concatenate([[0.0], np.cumsum(w[ic])])
     edges = np.linspace(lo, hi, windows + 1)
     means = []
-    for w in range(windows):
-        ts = np.linspace(edges[w], edges[w + 1], samples, endpoint=False)
-        n = np.searchsorted(a, ts, side="right") - np.searchsorted(c, ts, side="right")
+    for k in range(windows):
+        ts = np.linspace(edges[k], edges[k + 1], samples, endpoint=False)
+        n = (wa[np.searchsorted(a_s, ts, side="right")]
+             - wc[np.searchsorted(c_s, ts, side="right")])
         means.append(float(n.mean()))
     lam = (a.size - 1) / (hi - lo)
     gap = (windows - 2) * (hi - lo) / windows
-    drift = (means[-1] - means[1]) / (lam * gap)
+    drift = (means[-1] - means[1]) / (lam * float(w.mean()) * gap)
     return Backlog(tuple(means), float(drift), bool(drift <= threshold), float(threshold))

@@ -30,6 +30,8 @@ from kvopt.core.schedule import Schedule
 from kvopt.core.stability import Headroom
 from kvopt.core.validate import check_schedule
 from kvopt.predictions.predictors import PredictionCost
+from kvopt.sim import fluid as _fluid  # noqa: F401  (registers wait, nested-wait)
+from kvopt.sim import geometric as _geometric  # noqa: F401  (registers gsa, gba)
 from kvopt.sim.engine import (
     Decision,
     LivelockError,
