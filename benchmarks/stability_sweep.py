@@ -30,7 +30,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="reports/stability")
     ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--policies", default="mcsf,fcfs,wait,nested-wait")
+    ap.add_argument("--policies", default="mcsf,fcfs,wait,nested-wait,gba,gsa")
     ap.add_argument("--workloads", default="heavy-tailed,azure")
     ap.add_argument("--loads", default=LOADS)
     ap.add_argument("--step-time", default="a100-llama2-70b-tp2")
@@ -47,11 +47,11 @@ def main() -> None:
     w.writeheader()
     for r in rows:
         w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    mu = {r["workload"]: (r["mu"], r["b"], r["mean_g"]) for r in rows}
-    knee_md = table(["workload", "policy", "mu (1/s)", "b (s)", "E[g]",
+    mu = {r["workload"]: (r["mu"], r["b"], r["mean_g"], r["delta"]) for r in rows}
+    knee_md = table(["workload", "policy", "mu (1/s)", "b (s)", "E[g]", "1 - delta",
                      "simulated knee (lambda/mu)", "first unstable load", "served/mu at max"],
-                    [[k["workload"], k["policy"], mu[k["workload"]][0], mu[k["workload"]][1],
-                      mu[k["workload"]][2], k["knee"], k["first_unstable"],
+                    [[k["workload"], k["policy"], *mu[k["workload"]][:3],
+                      1 - mu[k["workload"]][3], k["knee"], k["first_unstable"],
                       k["served_over_mu"]] for k in ks])
     lat_md = table(["workload", "policy", "lambda/mu", "mean latency (s)", "p99 (s)", "drift",
                     "stable", "served/mu", "evictions", "sim wall s"],

@@ -104,8 +104,9 @@ def stability_sweep(workloads: Sequence[str] = WORKLOADS,
                     memory: int = 16492, seed: int = 0, threshold: float = 0.05,
                     progress: bool = False) -> list[dict[str, Any]]:
     """One row per (workload, policy, load): mean / p99 latency (instance unit), the drift
-    and verdict of :func:`~kvopt.core.stability.backlog_drift`, ``served / mu``, evictions
-    and the simulation's wall seconds."""
+    and verdict of :func:`~kvopt.core.stability.backlog_drift`, ``served / mu``, evictions,
+    the simulation's wall seconds, and ``delta = max(s + o) / M``, the slack of the largest
+    request (the paper's sufficient condition for stability is ``lambda < mu (1 - delta)``)."""
     from kvopt.core.metrics import request_table
     from kvopt.core.progress import Progress
     from kvopt.sim import check_policy, simulate
@@ -136,6 +137,7 @@ def stability_sweep(workloads: Sequence[str] = WORKLOADS,
                     rows.append({
                         "workload": w, "policy": p, "load": float(ld),
                         "load_measured": h.load, "mu": h.mu, "b": h.step, "mean_g": h.mean_g,
+                        "delta": float((inst.prompt + inst.output).max()) / inst.memory,
                         "mean_latency": res.metrics.mean_latency,
                         "p99_latency": res.metrics.p99_latency, "drift": b.drift,
                         "stable": b.stable, "drift_count": bc.drift,
