@@ -347,32 +347,35 @@ def nested_plan(prompt: NDArray[np.int64], output: NDArray[np.int64], memory: in
     --------
     >>> p = nested_plan(np.zeros(4, dtype=np.int64), np.array([2, 2, 4, 4]), 40, segments=2,
     ...                 margin=0.0, buffer=0)
-    >>> p["ends"], p["survival"], [round(x, 3) for x in p["limits"]]   # n_1 = 40 / (3 + 7/2)
+    >>> p["ends"], p["survival"], [round(x, 3) for x in p["limits"]]   # n_1 = 40 / E[g]
     ([2, 4], [0.5, 0.0], [6.154, 3.077])
     """
     o = np.asarray(output, dtype=np.int64)
+    s = np.asarray(prompt, dtype=np.float64)
     ends = sorted({int(x) for x in np.quantile(o, np.linspace(0, 1, segments + 1)[1:],
                                                    method="lower")} | {int(o.max())})
-    s_bar = float(np.mean(prompt))
     starts = [0, *ends[:-1]]
     surv = [float(np.mean(o > e)) / max(float(np.mean(o > b)), 1e-12)
             for b, e in zip(starts, ends, strict=True)]
     rel = [1.0]
     for p in surv[:-1]:
-        rel.append(rel[-1] * min(p + margin, 0.99))
-    # memory booked per unit of n_1: sum_i rel_i sum_{j = b_i + 1 .. e_i} (s + j)
-    per = sum(r * ((e - b) * s_bar + (e * (e + 1) - b * (b + 1)) / 2)
-              for r, b, e in zip(rel, starts, ends, strict=True))
-    running = sum(r * (e - b) for r, b, e in zip(rel, starts, ends, strict=True))
+        rel.append(rel[-1] * min(p + margin, 0.99) / max(p, 1e-12))
+    # booked per unit of n_1: the stages each request occupies in each segment, the segment
+    # weighted by the margin's inflation of its entry count (margin 0: exactly E[g])
+    per = running = stay1 = 0.0
+    for r, b, e in zip(rel, starts, ends, strict=True):
+        L = np.clip(o - b, 0, e - b).astype(np.float64)
+        per += r * float(np.mean(L * s + L * b + L * (L + 1) / 2))
+        running += r * float(np.mean(L))
+        stay1 = stay1 or float(np.mean(L))
     if buffer is None:
-        n1_raw = memory / per
-        buffer = int(min(memory // 2, math.ceil(math.log2(1 + n1_raw * running)
+        buffer = int(min(memory // 2, math.ceil(math.log2(1 + memory / per * running)
                                                 * float(np.std(prompt + o)))))
     n1 = max(memory - buffer, 1) / per
     return {"ends": ends, "survival": [round(p, 6) for p in surv],
-            "limits": [n1 * r for r in rel], "buffer": int(buffer), "rate": n1,
-            "cohort": max(1, round(n1)),
-            "budget1": max(1, round(n1), round(n1 * ends[0]))}
+            "limits": [n1 * r * float(np.mean(o > b)) for r, b in zip(rel, starts, strict=True)],
+            "buffer": int(buffer), "rate": n1,
+            "cohort": max(1, round(n1)), "budget1": max(1, round(n1), round(n1 * stay1))}
 
 
 class NestedWaitPolicy(Policy):
