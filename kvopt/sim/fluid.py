@@ -445,10 +445,12 @@ class NestedWaitPolicy(Policy):
             used = int((s[run] + (t + 1) - st.start[run]).sum())
             cap = st.M - int(self.plan["buffer"]) if run.shape[0] else st.M
             take = []
+            kept = st.kept_if_evicted(ev) if ev.shape[0] else {}
             for i in ids:                          # the cohort's prefix within the memory cap
-                if used + int(s[i]) + 1 > cap:
+                need_i = int(s[i]) + 1 + kept.get(i, int(st.kept[i]))  # resumed: s + kept + 1
+                if used + need_i > cap:
                     break
-                used += int(s[i]) + 1
+                used += need_i
                 take.append(i)
             if size > 0 and (len(take) == size or (not run.shape[0] and take)):
                 admitted = take
@@ -491,5 +493,5 @@ def _nested_wait(inst: Instance, pr: Predictions, *, segments: int = 4, margin: 
     return NestedWaitPolicy(plan, flush, fluid_benchmark(inst, fp))
 
 
-register_policy("wait", _wait, PolicyInfo(offline=True))   # true lengths (clairvoyant)
-register_policy("nested-wait", _nested_wait, PolicyInfo())
+register_policy("wait", _wait, PolicyInfo(offline=True, modes=PREEMPTION_MODES))  # true o
+register_policy("nested-wait", _nested_wait, PolicyInfo(modes=PREEMPTION_MODES))

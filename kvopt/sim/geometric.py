@@ -205,7 +205,7 @@ def _gba(inst: Instance, pr: Predictions, **kw: Any) -> Policy:
     return GeometricPolicy("gba", clairvoyant=True, **kw)
 
 
-register_policy("gsa", _gsa, PolicyInfo())
-register_policy("gba", _gba, PolicyInfo(offline=True))   # true lengths (clairvoyant)
+register_policy("gsa", _gsa, PolicyInfo())            # restart only: its restarts are the algorithm
+register_policy("gba", _gba, PolicyInfo(offline=True, modes=("restart", "recompute", "swap")))
 declare_policy_options("gsa", GeometricPolicy, fixed=("clairvoyant",))
 declare_policy_options("gba", GeometricPolicy, fixed=("clairvoyant",))

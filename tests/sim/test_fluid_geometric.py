@@ -131,16 +131,20 @@ def test_pipeline_staggers_starts():
     assert len(np.unique(paced[:8])) > len(np.unique(batch[:8]))
 
 
+def _online(rng, n, M, max_arrival, batch=False):
+    """A random online instance (``n``, ``M`` ranges), with a batch limit if asked."""
+    n, M = int(rng.integers(*n)), int(rng.integers(*M))
+    s = rng.integers(0, 4, n)
+    o = np.array([int(rng.integers(1, M - si + 1)) for si in s])
+    return Instance(memory=M, arrival=rng.integers(0, max_arrival, n), prompt=s, output=o,
+                    max_batch=int(rng.integers(1, 6)) if batch else None)
+
+
 @pytest.mark.parametrize("policy", NEW)
 def test_valid_on_online_instances_with_batch_limit(policy):
     rng = np.random.default_rng(7)
     for _ in range(20):
-        n = int(rng.integers(3, 25))
-        M = int(rng.integers(10, 40))
-        s = rng.integers(0, 4, n)
-        o = np.array([int(rng.integers(1, M - si + 1)) for si in s])
-        inst = Instance(memory=M, arrival=rng.integers(0, 15, n), prompt=s, output=o,
-                        max_batch=int(rng.integers(1, 6)))
+        inst = _online(rng, (3, 25), (10, 40), 15, batch=True)
         r = simulate(inst, policy, seed=1)
         assert check_schedule(inst, r.schedule).ok
 
@@ -169,3 +173,24 @@ def test_cli_prints_the_fluid_benchmark_beside_the_simulation(capsys):
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {"throughput", "mean_latency"} <= set(doc["fluid"]) and "simulated_slots" in doc
+
+
+@pytest.mark.parametrize("policy", ["wait", "nested-wait", "gba"])
+@pytest.mark.parametrize("mode", ["restart", "recompute", "swap"])
+def test_every_preemption_mode(policy, mode):
+    """WAIT and GBA never evict; Nested WAIT preempts on overflow and re-admits with what
+    the mode keeps (s + kept + 1): valid schedules in each mode the engine offers."""
+    rng = np.random.default_rng(11)
+    for _ in range(15):
+        inst = _online(rng, (5, 30), (12, 40), 10)
+        r = simulate(inst, policy, preemption=mode, buffer=0) if policy == "nested-wait" \
+            else simulate(inst, policy, preemption=mode)
+        assert r.schedule.preemption == mode
+        assert check_schedule(inst, r.schedule).ok
+
+
+def test_gsa_is_restart_only(capsys):
+    """GSA's restarts are the algorithm (a resumed slice would keep what it must lose)."""
+    assert main(["simulate", "instances/tiny/tiny-online.json", "--policy", "gsa",
+                 "--preemption", "recompute"]) == 2
+    assert "gsa supports restart" in capsys.readouterr().err
