@@ -51,6 +51,42 @@ def brute_force_opt(memory, arrival, prompt, output):
     return best[0], best[1]
 
 
+def brute_force_preemptive_opt(memory, arrival, prompt, output):
+    """The preemptive optimum (tokens kept on eviction, no memory for paused requests) by
+    dynamic programming over slots and token counts, with no kvopt code.
+
+    At slot ``tau`` any set of arrived (``a_i < tau``), unfinished requests may produce one
+    token each if ``sum (s_i + p_i + 1) <= M`` (``p_i`` tokens produced before); the slot costs
+    the number of arrived requests unfinished before it, so a request adds ``c_i - a_i``.
+    Horizon ``max a + sum o``. Tiny instances only (n <= 4, outputs <= 4)."""
+    from itertools import combinations
+
+    n = len(arrival)
+    a, s, o = list(map(int, arrival)), list(map(int, prompt)), list(map(int, output))
+    T = max(a) + sum(o)
+    layer = {tuple([0] * n): 0}
+    best = float("inf")
+    for tau in range(1, T + 1):
+        nxt = {}
+        for p, cost in layer.items():
+            live = [i for i in range(n) if a[i] < tau and p[i] < o[i]]
+            c = cost + len(live)
+            for r in range(len(live) + 1):
+                for sub in combinations(live, r):
+                    if sum(s[i] + p[i] + 1 for i in sub) > memory:
+                        continue
+                    q = list(p)
+                    for i in sub:
+                        q[i] += 1
+                    q = tuple(q)
+                    if all(q[i] == o[i] for i in range(n)):
+                        best = min(best, c)
+                    elif nxt.get(q, float("inf")) > c:
+                        nxt[q] = c
+        layer = nxt
+    return best
+
+
 def brute_force_goodput(inst):
     """Max binary-rule goodput over all non-preemptive start vectors (plain Python, no kvopt
     goodput code): starts in ``[a_i, T - o_i]`` with ``T = max a + sum o``, memory ``M`` and

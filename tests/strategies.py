@@ -7,14 +7,15 @@ from kvopt import Instance
 
 @st.composite
 def small_instances(draw, max_n=5, min_memory=3, max_memory=10, max_arrival=3,
-                    predictions=False):
+                    predictions=False, max_output=None):
     """Instances small enough for the brute-force oracle (``tests/bruteforce.py``): n <= max_n
-    requests, memory in [min_memory, max_memory], prompts 0..3, arrivals 0..max_arrival, and
-    with ``predictions`` an interval [lower, upper] around every output length."""
+    requests, memory in [min_memory, max_memory], prompts 0..3, outputs up to ``max_output``
+    (default M - s), arrivals 0..max_arrival, and with ``predictions`` an interval
+    [lower, upper] around every output length."""
     M = draw(st.integers(min_memory, max_memory))
     n = draw(st.integers(1, max_n))
     s = [draw(st.integers(0, min(3, M - 1))) for _ in range(n)]
-    o = [draw(st.integers(1, M - si)) for si in s]
+    o = [draw(st.integers(1, min(M - si, max_output or M))) for si in s]
     a = [draw(st.integers(0, max_arrival)) for _ in range(n)]
     if not predictions:
         return Instance(memory=M, arrival=a, prompt=s, output=o)

@@ -1,7 +1,10 @@
 """One model, one truth: the MIP, the simulator and the validator agree on small instances.
 
 For random small instances (with interval predictions that contain the true length):
-the brute-force optimum equals the MIP optimum, and no policy's validated TEL is below it.
+the brute-force optimum equals the MIP optimum, and no policy's validated TEL is below it
+under restart (the seed convention); under recompute and swap (tokens kept on eviction) the
+bound is the preemptive optimum (kvopt.mip.bounds.preemptive), equal to a brute-force dynamic
+program, and no policy supporting the mode is below it.
 """
 
 import numpy as np
@@ -10,24 +13,37 @@ from hypothesis import strategies as st
 
 from kvopt import Instance, check_schedule
 from kvopt.mip import solve
+from kvopt.mip.bounds.preemptive import solve_preemptive
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
-from tests.bruteforce import brute_force_opt
+from tests.bruteforce import brute_force_opt, brute_force_preemptive_opt
 from tests.strategies import slo_instances, small_instances
 
 POLICY_NAMES = sorted(p for p in POLICIES if p != "replay")
 
 
-def assert_every_policy_at_least(inst, opt, seed):
-    """Every registered policy yields a valid schedule whose objective is >= ``opt``."""
+def engine_options(name, inst):
+    """Options a policy needs on a tiny instance: vllm's blocks must divide M."""
+    if name == "vllm":
+        return {"block_size": next(b for b in (4, 2, 1) if inst.memory % b == 0)}
+    return {}
+
+
+def assert_every_policy_at_least(inst, opt, seed, preemption="restart"):
+    """Every registered policy supporting ``preemption`` yields a valid schedule in that mode
+    whose objective is >= ``opt``."""
     for name in POLICY_NAMES:
+        if preemption not in policy_info(name).modes:
+            continue
         try:
-            sim = simulate(inst, name, seed=seed)
+            sim = simulate(inst, name, seed=seed, preemption=preemption,
+                           **engine_options(name, inst))
         except LivelockError:
             # policies that clear memory on overflow may loop forever (seed 001 Sec. 5.2); the
             # engine detects the loop and raises; the registry says which policies may
             assert policy_info(name).may_livelock, name
             continue
+        assert sim.schedule.preemption == preemption
         rep = check_schedule(inst, sim.schedule)
         assert rep.ok, (name, str(rep))
         assert rep.objective >= opt, (name, rep.objective, opt)
@@ -54,6 +70,19 @@ def test_cp_exact_opt_is_below_every_policy(inst, seed):
     assert res.status == "optimal"
     assert check_schedule(inst, res.schedule).objective == opt
     assert_every_policy_at_least(inst, opt, seed)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_instances(max_n=4, min_memory=4, max_memory=9, max_arrival=3,
+                            predictions=True, max_output=4),
+       seed=st.integers(0, 2**16), mode=st.sampled_from(["recompute", "swap"]))
+def test_preemptive_opt_is_below_every_policy_that_keeps_tokens(inst, seed, mode):
+    """Under recompute and swap the non-preemptive optimum is no bound: the token-indexed
+    relaxation is (kvopt.mip.bounds.preemptive), equal to an independent dynamic program."""
+    pre = brute_force_preemptive_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    res = solve_preemptive(inst, time_limit=30)
+    assert res.status == "optimal" and res.objective == pre
+    assert_every_policy_at_least(inst, pre, seed, preemption=mode)
 
 
 def test_mcsf_with_true_lengths_never_evicts_and_is_ip_feasible():
@@ -95,6 +124,14 @@ def test_opt_is_below_prediction_policies_with_noise(inst, seed):
         rep = check_schedule(inst, sim.schedule)
         assert rep.ok, (name, opts, str(rep))
         assert rep.objective >= opt, (name, opts, rep.objective, opt)
+    pre = brute_force_preemptive_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    for name, opts in PREDICTION_VARIANTS:  # the same with tokens kept on eviction
+        kw = dict(opts)
+        sim = simulate(inst, name, seed=seed, predictions=kw.pop("predictions", None),
+                       preemption="recompute", **kw)
+        rep = check_schedule(inst, sim.schedule)
+        assert rep.ok, (name, opts, str(rep))
+        assert rep.objective >= pre, (name, opts, rep.objective, pre)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -108,7 +145,8 @@ def test_goodput_opt_is_above_every_policy(inst, seed):
     assert opt == res.objective
     for name in POLICY_NAMES:
         try:
-            sim = simulate(inst, name, seed=seed)
+            sim = simulate(inst, name, seed=seed, preemption="restart",
+                           **engine_options(name, inst))
         except LivelockError:
             assert policy_info(name).may_livelock
             continue

@@ -53,6 +53,7 @@ from kvopt.sim.policies import (
     register_policy,
 )
 from kvopt.sim.policies.registry import ALL_MODES
+from kvopt.sim.policies.vllm import VllmPolicy  # registers vllm
 from kvopt.sim.predicted_lengths import Predictions, resolve_predictions
 from kvopt.sim.prediction_policies import RankPolicy, TiePolicy  # registers trail, tie, ...
 from kvopt.sim.serving import EngineConfig
@@ -79,6 +80,7 @@ __all__ = [
     "check_policy",
     "engine_config",
     "TiePolicy",
+    "VllmPolicy",
     "get_step_time",
     "policy_options",
     "register_policy",
