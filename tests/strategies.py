@@ -49,3 +49,10 @@ def slo_instances(draw, predictions=False):
                     group=[0 if k == "compound" else None for k in kinds],
                     stage=[i if k == "compound" else None for i, k in enumerate(kinds)],
                     max_batch=B, **extra)
+
+
+def engine_options(name, inst):
+    """Options a policy needs on a tiny instance: vllm's blocks must divide M."""
+    if name == "vllm":
+        return {"block_size": next(b for b in (4, 2, 1) if inst.memory % b == 0)}
+    return {}

@@ -17,16 +17,9 @@ from kvopt.mip.bounds.preemptive import solve_preemptive
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
 from tests.bruteforce import brute_force_opt, brute_force_preemptive_opt
-from tests.strategies import slo_instances, small_instances
+from tests.strategies import engine_options, slo_instances, small_instances
 
 POLICY_NAMES = sorted(p for p in POLICIES if p != "replay")
-
-
-def engine_options(name, inst):
-    """Options a policy needs on a tiny instance: vllm's blocks must divide M."""
-    if name == "vllm":
-        return {"block_size": next(b for b in (4, 2, 1) if inst.memory % b == 0)}
-    return {}
 
 
 def assert_every_policy_at_least(inst, opt, seed, preemption="restart"):

@@ -24,11 +24,12 @@ def test_unknown_ties_rejected():
 def test_every_policy_option_is_checked_before_the_run():
     """For every registered policy and each option it declares, a nonsense value is a
     UsageError from check_policy (what the CLI calls before simulating), never another
-    exception; the defaults pass. New policies join automatically."""
+    exception; the defaults pass (M = 32: vllm's default blocks of 16 divide it). New
+    policies join automatically."""
     from kvopt.core.errors import UsageError
     from kvopt.sim import POLICIES, check_policy, policy_options
 
-    inst = Instance(memory=20, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[3, 2, 4],
+    inst = Instance(memory=32, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[3, 2, 4],
                     pred_lower=[2, 1, 3], pred_upper=[5, 4, 6], pred_point=[3, 2, 4])
     for name in sorted(POLICIES):
         if name == "replay":

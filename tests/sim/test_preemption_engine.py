@@ -11,8 +11,7 @@ from kvopt.core.errors import UsageError
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
 from tests.replay import replay
-from tests.strategies import small_instances
-from tests.test_cross import engine_options
+from tests.strategies import engine_options, small_instances
 
 MODES = ("restart", "recompute", "swap")
 

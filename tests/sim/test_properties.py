@@ -9,6 +9,7 @@ from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
 from kvopt.sim import POLICIES, LivelockError, simulate
 from tests.bruteforce import brute_force_opt
+from tests.strategies import engine_options
 
 POLICY_NAMES = [p for p in POLICIES if p != "replay"]
 
@@ -22,8 +23,9 @@ def test_every_policy_valid_and_above_opt(seed):
     inst = _with_intervals(random_small(seed))
     opt, starts = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     for name in POLICY_NAMES:
-        try:
-            res = simulate(inst, name, seed=seed)
+        try:  # (the seed convention: against the non-preemptive optimum)
+            res = simulate(inst, name, seed=seed, preemption="restart",
+                           **engine_options(name, inst))
         except LivelockError:
             assert name in ("alpha-protection", "mcsf-margin", "mcsf")
             continue
