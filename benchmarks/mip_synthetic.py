@@ -65,7 +65,8 @@ def run_one(kind: str, seed: int, combo: str, time_limit: float, threads: int,
     from kvopt.mip import solve
 
     inst = make_instance(kind, seed, gen_args)
-    solver, formulation = combo.split(":")
+    # "auto": the default path of kvopt solve (kvopt.mip.portfolio), no solver / formulation
+    solver, formulation = combo.split(":") if combo != "auto" else (None, None)
     mcsf = check_schedule(inst, mcsf_schedule(inst))
     t0 = time.perf_counter()
     res = solve(inst, solver=solver, formulation=formulation, time_limit=time_limit,

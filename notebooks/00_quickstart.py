@@ -58,7 +58,8 @@ print(head)
 
 # %% [markdown]
 # ## Solve, simulate, validate
-# The hindsight optimum (CP-SAT by default; `status` is `optimal` only when proven) and the
+# The hindsight optimum (the default path of `kvopt.mip.solve`: the exact model where it can
+# finish, else search and bounds; `status` is `optimal` only when proven) and the
 # online MC-SF policy on a tiny instance where MC-SF is not optimal. Both produce the same
 # `Schedule` type, which the independent validator checks, recomputing the TEL.
 

@@ -43,15 +43,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     p = sub.add_parser(
         "solve", help=COMMANDS["solve"],
-        description="Solve the hindsight-optimal IP of seed 001. Exit 0 proven optimal, 1 not "
-        "proven (time limit) or error, 2 bad input.")
+        description="Solve the hindsight-optimal IP of seed 001: by default the toolkit's best "
+        "answer within --time-limit (the exact path where it can finish, else the improvement "
+        "search beside the strongest bound that fits: interval LP, Lagrangian), stopping "
+        "early when the gap closes; --solver / --formulation / --improve pick one method "
+        "(experts). Exit 0 proven optimal, 1 not proven (time limit) or error, 2 bad input.")
     add_instance_argument(p)
-    p.add_argument("--solver", default=DEFAULT_SOLVER, choices=backend_names(),
-                   help=f"backend (default {DEFAULT_SOLVER})")
+    p.add_argument("--solver", default=None, choices=backend_names(),
+                   help=f"expert: this backend only (with --formulation; default "
+                   f"{DEFAULT_SOLVER} when only --formulation is given)")
     p.add_argument("--formulation", default=None, choices=ALL_FORMULATIONS,
-                   help="model (default: cp for cpsat, tight otherwise; cp+exact: cp+pairs "
-                   "with a primal search and reduced-cost fixing; `kvopt solvers` lists each "
-                   "backend's)")
+                   help="expert: this model only (default with --solver: cp for cpsat, tight "
+                   "otherwise; cp+exact: cp+pairs with a primal search and reduced-cost "
+                   "fixing; `kvopt solvers` lists each backend's)")
     p.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0, metavar="S",
                    help="seconds for the whole call: warm start, bounds, model build, solve "
                    "and validation (default 60; the solver process is stopped at the limit "
@@ -75,8 +79,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "other schedules, within --time-limit (whole call); a progress bar on "
                    "stderr. --solver/--formulation are not used")
     p.add_argument("--seed", type=seed_arg, default=0,
-                   help="seed of --improve's random choices (default 0; printed with the "
-                   "result)")
+                   help="seed of the improvement search (default and --improve; default 0; "
+                   "printed with the result)")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule JSON (atomic)")
     p.add_argument("--verbose", action="store_true", help="show the solver log (on stderr)")
     add_json_argument(p)
@@ -124,7 +128,7 @@ def run_solve(args: argparse.Namespace) -> int:
     """``kvopt solve``."""
     from kvopt.mip.solving import CP_FORMULATIONS, solve
 
-    if args.formulation in CP_FORMULATIONS and args.solver != "cpsat":
+    if args.formulation in CP_FORMULATIONS and args.solver not in (None, "cpsat"):
         raise UsageError("--formulation", f"{args.formulation} is a CP-SAT model: use it with "
                          f"--solver cpsat, or pick a MILP formulation for --solver {args.solver}")
     check_output_file(args.schedule_out, "--schedule-out")
@@ -139,7 +143,7 @@ def run_solve(args: argparse.Namespace) -> int:
                         deadline=Deadline(args.time_limit, t0=getattr(
                             args, "started_at", time.monotonic())),
                         warm_start=not args.no_warm_start, verbose=args.verbose,
-                        objective=args.objective, ram=budget,
+                        objective=args.objective, ram=budget, seed=args.seed,
                         progress=not args.json and args.time_limit is not None
                         and args.time_limit > 5)
     except MemoryBudgetError as exc:  # the same refusal, in CLI words
@@ -157,6 +161,11 @@ def run_solve(args: argparse.Namespace) -> int:
     text = (f"{inst.name or args.instance}: {res.status}; {what} {res.objective}, "
             f"bound {_fmt(res.bound)}, gap {gap}; {res.solver}/{res.formulation} in "
             f"{res.runtime_s:.2f} s (incumbent from {res.incumbent_source or 'none'})")
+    if res.solver == "auto":
+        doc["seed"] = args.seed
+        text += (f"\n  won: schedule {res.model['schedule_source']}, bound "
+                 f"{res.model['bound_source']} (seed {args.seed})\n  time split: "
+                 + ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in res.steps.items()))
     if res.time_limit is not None:
         text += (f"\n  time: {res.runtime_s:.2f} s of a {res.time_limit:g} s limit"
                  + (f", OVERRUN {res.overrun_s:.2f} s" if res.overrun_s > 0 else ""))

@@ -26,7 +26,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvopt.core.limits import Deadline, _vm_size
@@ -177,52 +177,125 @@ def run_isolated(
     >>> out.killed, out.seconds < 5
     (True, True)
     """
-    t0 = time.monotonic()
+    return start_isolated(fn, memory_cap=memory_cap).wait(
+        deadline=deadline, grace=grace, on_wait=on_wait, wait_every=wait_every)
+
+
+def start_isolated(fn: Callable[[], Any], *, memory_cap: int | None = None) -> IsolatedJob:
+    """Start ``fn()`` in a forked child and return at once (:func:`run_isolated` is this plus
+    :meth:`IsolatedJob.wait`): the caller works meanwhile and collects the result with
+    :meth:`IsolatedJob.poll` (non-blocking) or :meth:`IsolatedJob.wait`.
+
+    Examples
+    --------
+    >>> job = start_isolated(lambda: sum(range(10)))
+    >>> job.wait().value
+    45
+    """
+    job = IsolatedJob(t0=time.monotonic())
     if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
         try:
-            return IsolatedOutcome(value=fn(), ok=True, seconds=time.monotonic() - t0,
-                                   isolated=False)
+            job.outcome = IsolatedOutcome(value=fn(), ok=True, isolated=False)
         except MemoryError:
-            return IsolatedOutcome(out_of_memory=True, error="MemoryError",
-                                   seconds=time.monotonic() - t0, isolated=False)
+            job.outcome = IsolatedOutcome(out_of_memory=True, error="MemoryError",
+                                          isolated=False)
+        return job
     pid, rfd = fork_piped()
     if pid == 0:  # pragma: no cover - runs in the child
         _child(fn, rfd, memory_cap)
-    chunks: list[bytes] = []
-    killed = False
-    last_tick = t0
-    try:
-        while True:
-            wait = wait_every
-            if deadline is not None and deadline.limit is not None:
-                left = deadline.limit + grace - deadline.elapsed()
-                if left <= 0:
-                    killed = True
+    job.pid, job.rfd = pid, rfd
+    return job
+
+
+@dataclass
+class IsolatedJob:
+    """A child process started by :func:`start_isolated` and the bytes it sent so far."""
+
+    t0: float
+    pid: int = -1
+    rfd: int = -1
+    chunks: list[bytes] = field(default_factory=list)
+    outcome: IsolatedOutcome | None = None
+
+    def _read(self, timeout: float) -> bool:
+        """Read what the child sent within ``timeout`` seconds; ``True`` at end of data."""
+        ready, _, _ = select.select([self.rfd], [], [], max(timeout, 0.0))
+        if ready:
+            chunk = os.read(self.rfd, 1 << 20)
+            if not chunk:
+                return True
+            self.chunks.append(chunk)
+        return False
+
+    def poll(self) -> IsolatedOutcome | None:
+        """The outcome if the child has finished (reads what is there, never waits)."""
+        if self.outcome is None:
+            while self.rfd >= 0:
+                ready, _, _ = select.select([self.rfd], [], [], 0.0)
+                if not ready:
+                    return None
+                if self._read(0.0):
+                    self._finish(killed=False)
                     break
-                wait = min(wait, left)
-            ready, _, _ = select.select([rfd], [], [], max(wait, 0.0))
-            if ready:
-                chunk = os.read(rfd, 1 << 20)
-                if not chunk:
+        return self.outcome
+
+    def wait(self, *, deadline: Deadline | None = None, grace: float = 1.0,
+             on_wait: Callable[[float], None] | None = None,
+             wait_every: float = 5.0) -> IsolatedOutcome:
+        """Wait for the child; kill it ``grace`` seconds after ``deadline``."""
+        if self.outcome is not None:
+            return self.outcome
+        killed = False
+        last_tick = time.monotonic()
+        try:
+            while True:
+                wait = wait_every
+                if deadline is not None and deadline.limit is not None:
+                    left = deadline.limit + grace - deadline.elapsed()
+                    if left <= 0:
+                        killed = True
+                        break
+                    wait = min(wait, left)
+                if self._read(wait):
                     break
-                chunks.append(chunk)
-            if on_wait is not None and time.monotonic() - last_tick >= wait_every:
-                last_tick = time.monotonic()
-                on_wait(last_tick - t0)
-    finally:
-        os.close(rfd)
+                if on_wait is not None and time.monotonic() - last_tick >= wait_every:
+                    last_tick = time.monotonic()
+                    on_wait(last_tick - self.t0)
+        except BaseException:
+            killed = True
+            raise
+        finally:
+            self._finish(killed=killed)
+        assert self.outcome is not None
+        return self.outcome
+
+    def kill(self) -> IsolatedOutcome:
+        """Stop the child now (if it is still running) and return its outcome."""
+        if self.outcome is None:
+            self._finish(killed=True)
+        assert self.outcome is not None
+        return self.outcome
+
+    def _finish(self, *, killed: bool) -> None:
+        os.close(self.rfd)
+        self.rfd = -1
         if killed:
             try:
-                os.killpg(pid, signal.SIGKILL)
+                os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    seconds = time.monotonic() - t0
+                    os.kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        self.outcome = _outcome(b"".join(self.chunks), status, killed,
+                                time.monotonic() - self.t0)
+
+
+def _outcome(data: bytes, status: int, killed: bool, seconds: float) -> IsolatedOutcome:
+    """What the child's bytes and exit status say."""
     if killed:
         return IsolatedOutcome(killed=True, error="killed at the deadline", seconds=seconds)
     try:
-        payload = pickle.loads(b"".join(chunks))
+        payload = pickle.loads(data)
     except Exception:
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         how = (f"signal {signal.Signals(sig).name}" if sig is not None

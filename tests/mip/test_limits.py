@@ -141,7 +141,7 @@ def test_solve_reports_computed_and_skipped_bounds(seed1, capsys):
     assert res.bound == pytest.approx(max(r["value"] for r in b.values()
                                           if r["status"] == "computed"))
     assert b["lp"]["status"] == "skipped" and "kvopt bound" in b["lp"]["reason"]
-    assert main(["solve", str(SEED1), "--time-limit", "2"]) == 1
+    assert main(["solve", str(SEED1), "--solver", "cpsat", "--time-limit", "2"]) == 1
     out = capsys.readouterr().out
     assert "bounds:" in out and "lp " in out and "time:" in out
 
@@ -231,7 +231,9 @@ def test_large_instance_under_a_memory_cap_solves_with_cp(tmp_path):
     startup = doc["steps"]["before_solve_s"]
     assert doc["objective"] is not None, doc
     assert doc["runtime_s"] <= max(6, startup) + SLACK_S + 2.0, (doc["steps"], p.stderr)
-    assert doc["ram"]["estimate"]["bytes"] <= doc["ram"]["budget_bytes"]
+    # the default path: the interval LP ran under the budget, or the Lagrangian bound instead
+    assert (doc["ram"]["estimate"]["bytes"] <= doc["ram"]["budget_bytes"]
+            or doc["ram"]["bound"] == "lagrangian"), doc["ram"]
     assert main(["validate", str(LARGE), str(out)]) == 0
 
 

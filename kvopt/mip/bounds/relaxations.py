@@ -65,6 +65,7 @@ def lagrangian_bound(
     upper: float | None = None,
     seed_multipliers: NDArray[np.float64] | None = None,
     tighten_every: int = 10,
+    deadline: Deadline | None = None,
 ) -> tuple[float, NDArray[np.float64]]:
     """Lagrangian relaxation of the memory rows of the time-indexed IP (subgradient ascent).
 
@@ -95,6 +96,9 @@ def lagrangian_bound(
         Starting multipliers, length ``T + 1`` (index = slot).
     tighten_every
         Window tightening period (0: never).
+    deadline
+        Stop after the iteration during which this :class:`~kvopt.core.limits.Deadline`
+        passes (default: run all ``iterations``).
 
     Returns
     -------
@@ -134,6 +138,8 @@ def lagrangian_bound(
     mins = np.zeros(len(groups))
     argk = np.zeros(len(groups), dtype=np.int64)
     for it in range(iterations):
+        if deadline is not None and it > 0 and deadline.expired():
+            break
         P0 = np.concatenate([[0.0], np.cumsum(lam)])          # P0[t] = sum_{tau < t} lam
         P1 = np.concatenate([[0.0], np.cumsum(lam * tau)])
         for g in range(len(groups)):

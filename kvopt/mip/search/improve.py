@@ -106,8 +106,15 @@ def _earliest_fit(free: NDArray[np.int64], slot: NDArray[np.int64], release: int
     return release + int(np.argmax(ok)) if ok.any() else busy_end
 
 
-def _priority_starts(instance: Instance) -> dict[str, NDArray[np.int64]]:
-    """MC-SF, MC-Benchmark and serial decodes of a few priority rules."""
+def starting_points(instance: Instance) -> dict[str, NDArray[np.int64]]:
+    """MC-SF, MC-Benchmark and serial decodes of a few priority rules (start slots by name).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> sorted(starting_points(inst))[:3]
+    ['mc-benchmark', 'mcsf', 'sgs:arrival-output']
+    """
     from kvopt.core.mcsf import mcsf_starts
 
     a, s, o = instance.arrival, instance.prompt, instance.output
@@ -247,7 +254,7 @@ def list_search(
     cycles: int = 4,
     delay_share: float = 0.0,
     tick: Callable[[], None] | None = None,
-    target: float | None = None,
+    target: float | Callable[[], float] | None = None,
     trace: list[tuple[float, float]] | None = None,
 ) -> tuple[NDArray[np.int64], int]:
     """Simulated annealing over priority lists decoded by :func:`sgs_decode`.
@@ -263,8 +270,9 @@ def list_search(
     each cycle cools linearly from ``temperature`` to 0 and starts again from the best list.
     Returns the best decode (or ``starts`` if nothing better) and the number of decodes.
     ``tick`` is called every 100 decodes (progress). The search stops early once the best TEL
-    is ``<= target`` (e.g. a lower bound: nothing better exists); each new best is appended
-    to ``trace`` as ``(deadline.elapsed(), TEL)``.
+    is ``<= target`` (e.g. a lower bound: nothing better exists; a callable is read again
+    every 100 decodes, for a bound that rises meanwhile); each new best is appended to
+    ``trace`` as ``(deadline.elapsed(), TEL)``.
 
     Examples
     --------
@@ -285,7 +293,10 @@ def list_search(
         best, best_v = dec.current_starts, dec.value
         if trace is not None:
             trace.append((deadline.elapsed(), best_v))
-    goal = -math.inf if target is None else target
+    def goal_now() -> float:
+        return -math.inf if target is None else target() if callable(target) else target
+
+    goal = goal_now()
     T0 = temperature if temperature is not None else max(0.04 * best_v / n, 1.0)
     t_start = deadline.elapsed()
     span = max(deadline.remaining() or math.inf, 1e-9)
@@ -320,8 +331,10 @@ def list_search(
             cand, p = mv
         v = dec.evaluate(cand, p, rel)
         evals += 1
-        if tick is not None and evals % 100 == 0:
-            tick()
+        if evals % 100 == 0:
+            goal = goal_now()
+            if tick is not None:
+                tick()
         if rel is not None:  # delays only when strictly better (they would pile up)
             accept = v < dec.value
         else:
@@ -472,6 +485,9 @@ def improve(
     delay_share: float = 0.0,
     lns_pairs: bool = True,
     deadline: Deadline | None = None,
+    bound: Callable[[], float | None] | None = None,
+    label: str = "kvopt solve --improve",
+    points: dict[str, NDArray[np.int64]] | None = None,
 ) -> SolveResult:
     """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
 
@@ -512,6 +528,15 @@ def improve(
     deadline
         A caller's :class:`~kvopt.core.limits.Deadline` to share (then ``time_limit`` and
         ``clock`` are ignored).
+    bound
+        A lower bound that may rise during the search (e.g. an LP solved meanwhile in another
+        process, :func:`kvopt.mip.portfolio.solve_auto`): read every 100 list decodes and
+        every LNS step; the search stops once its best schedule meets it.
+    label
+        The progress bar's label.
+    points
+        The starting points, if the caller has them already (:func:`starting_points`);
+        default: computed here.
     progress
         A progress bar over the time budget on stderr (:class:`kvopt.core.progress.Progress`:
         tqdm on a terminal, plain lines without ``\\r`` elsewhere).
@@ -540,29 +565,38 @@ def improve(
     budget = dl.remaining()
     assert budget is not None
     rng = np.random.default_rng(seed)
-    best, values, src = _best_start(instance, initial)
+    best, values, src = best_start(instance, initial, points)
     best_v = values[src]
     lb = max(combinatorial_bound(instance), lower if lower is not None else -math.inf)
-    lb_int = math.ceil(lb - 1e-9)
+
+    def goal() -> float:
+        """The best lower bound known now, rounded up (TEL is an integer)."""
+        nonlocal lb
+        new = bound() if bound is not None else None
+        if new is not None:
+            lb = max(lb, new)
+        return math.ceil(lb - 1e-9)
+
     history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, best_v, src)]
-    bar = _Bar(budget, dl, t0, progress)
+    bar = _Bar(budget, dl, t0, progress, label)
     evals = 0
-    if best_v > lb_int and instance.n >= 2:
-        phase = Deadline(t0 + list_share * budget, t0=dl.t0, clock=dl.clock)
+    phase = Deadline(t0 + list_share * budget, t0=dl.t0, clock=dl.clock)
+    if best_v > goal() and instance.n >= 2 and not phase.expired():
         trace: list[tuple[float, float]] = []
         cand, evals = list_search(instance, best, rng=rng, deadline=phase,
                                   max_evals=None if max_steps is None else 50 * max_steps,
                                   temperature=temperature, cycles=cycles,
                                   delay_share=delay_share, tick=bar.report,
-                                  target=lb_int, trace=trace)
+                                  target=goal, trace=trace)
         if instance.tel_of_starts(cand) < best_v:
             best, best_v = cand, instance.tel_of_starts(cand)
             history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
         bar.report()
-    best, lns = _lns_phase(instance, best, dl, rng, lb_int=lb_int, size=neighbourhood,
+    best, lns = _lns_phase(instance, best, dl, rng, goal=goal, size=neighbourhood,
                            sub_time=sub_time, max_steps=max_steps, pairs=lns_pairs,
                            history=history, t0=t0, tick=bar.report)
     bar.close()
+    goal()
     return _improve_result(instance, best, seed, values, src, lb, evals, lns, history,
                            time.perf_counter() - wall0)
 
@@ -585,11 +619,21 @@ def _improve_deadline(time_limit: float, clock: str, deadline: Deadline | None) 
     return Deadline.cpu(limit) if clock == "cpu" else Deadline(limit)
 
 
-def _best_start(instance: Instance, initial: NDArray[np.int64] | None
-                ) -> tuple[NDArray[np.int64], dict[str, float], str]:
+def best_start(instance: Instance, initial: NDArray[np.int64] | None,
+               points: dict[str, NDArray[np.int64]] | None = None,
+               ) -> tuple[NDArray[np.int64], dict[str, float], str]:
     """The best valid starting point (MC-SF, MC-Benchmark, priority-rule decodes,
-    ``initial``), every starting point's TEL, and the name of the best."""
-    starts_by = _priority_starts(instance)
+    ``initial``; or the given ``points``), every starting point's TEL, and the name of the
+    best.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> starts, values, src = best_start(inst, None)
+    >>> values["mcsf"], values[src]
+    (10.0, 9.0)
+    """
+    starts_by = dict(starting_points(instance) if points is None else points)
     if initial is not None:
         starts_by["initial"] = np.asarray(initial, dtype=np.int64)
     values = {k: instance.tel_of_starts(v) for k, v in starts_by.items()}
@@ -602,9 +646,9 @@ def _best_start(instance: Instance, initial: NDArray[np.int64] | None
 class _Bar:
     """The progress bar of :func:`improve`: whole seconds of the budget used so far."""
 
-    def __init__(self, budget: float, dl: Deadline, t0: float, enabled: bool) -> None:
-        self.bar = Progress(max(math.ceil(budget), 1), "kvopt solve --improve", unit="s",
-                            enabled=enabled)
+    def __init__(self, budget: float, dl: Deadline, t0: float, enabled: bool,
+                 label: str) -> None:
+        self.bar = Progress(max(math.ceil(budget), 1), label, unit="s", enabled=enabled)
         self.dl, self.t0, self.shown = dl, t0, 0
         self.report()
 
@@ -619,16 +663,17 @@ class _Bar:
 
 
 def _lns_phase(instance: Instance, best: NDArray[np.int64], dl: Deadline,
-               rng: np.random.Generator, *, lb_int: int, size: int, sub_time: float,
+               rng: np.random.Generator, *, goal: Callable[[], float], size: int,
+               sub_time: float,
                max_steps: int | None, pairs: bool, history: list[tuple[float, float, str]],
                t0: float, tick: Callable[[], None]) -> tuple[NDArray[np.int64], dict[str, int]]:
     """CP-SAT large-neighbourhood search from ``best`` until ``dl`` (or ``max_steps``, or the
-    bound ``lb_int``); each improvement is appended to ``history``. Returns the best starts
-    and the step counts."""
+    lower bound ``goal()``); each improvement is appended to ``history``. Returns the best
+    starts and the step counts."""
     best_v = instance.tel_of_starts(best)
     steps = improved = 0
     size = min(size, instance.n)
-    while (best_v > lb_int and instance.n >= 2 and (dl.remaining() or 0.0) > 0.05
+    while (best_v > goal() and instance.n >= 2 and (dl.remaining() or 0.0) > 0.05
            and (max_steps is None or steps < max_steps)):
         free = _neighbourhood(instance, best, size, rng)
         left = dl.remaining() or 0.0

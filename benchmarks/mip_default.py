@@ -1,0 +1,226 @@
+"""Issue 22: what ``kvopt solve`` gives by default, against the toolkit's other answers.
+
+Every figure runs the real CLI (``python -m kvopt ... --json``, a fresh process per command, so
+the whole call including start-up counts against ``--time-limit``) on fresh seeded instances,
+and compares the default (``kvopt solve X --time-limit S``) with the other commands **in the
+same run** (same machine, same load: the load average is recorded with every command).
+
+Instances (``--seed`` draws them and is printed; the default 22 is this issue's number, never
+used for instances elsewhere in the project): per family ``--K`` instance seeds are drawn
+with ``numpy.random.default_rng(seed).integers(10**6, 10**9)``, and
+
+- ``model1``: ``model1(s, n=50)`` (Model 1 at paper scale: M ~ U{30..50}, all arrivals at 0);
+- ``model2``: the first 50 arrivals of ``model2(s)`` (Model 2 at paper scale; ``model2`` fixes
+  only the expected count, so the instance is cut after its 50th arrival, as the ``paper-M2``
+  family of ``benchmarks/mip_dual_small.py``; a seed with fewer than 50 arrivals is skipped
+  and the next one drawn).
+
+Modes:
+
+``--table`` (the issue's four-row table): on the first Model-1 instance with ``M = 39``
+(drawn as above, with ``memory=39``), the four commands of the issue as they were
+(``kvopt solve X --solver cpsat --time-limit S`` is the former default path, ``cpsat`` /
+``cp``, unchanged), and the new default ``kvopt solve X --time-limit S``.
+
+``--fresh``: per instance, the default ``kvopt solve X --time-limit S`` against the best
+combination the toolkit had (``kvopt bound X --intervals B --improve B``, ``B = 2 S / 3``); the
+median certified gap of each and the median difference, per family.
+
+Examples (the runs of reports/mip/default_*.txt)::
+
+    nice -n 10 python benchmarks/mip_default.py --table --time-limit 180 \\
+        --out reports/mip/default_table.json > reports/mip/default_table.txt
+    nice -n 10 python benchmarks/mip_default.py --fresh --K 5 --time-limit 180 \\
+        --out reports/mip/default_fresh.json > reports/mip/default_fresh.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def instance_seeds(seed: int, k: int) -> np.ndarray:
+    """``k`` fresh instance seeds drawn from ``seed``."""
+    return np.random.default_rng(seed).integers(10**6, 10**9, size=k)
+
+
+def make(family: str, s: int, memory: int | None = None):  # type: ignore[no-untyped-def]
+    """The instance of ``family`` for seed ``s`` (``None`` if it has fewer than 50 requests)."""
+    from kvopt.core.generators import model1, model2
+
+    if family == "model1":
+        kw = {} if memory is None else {"memory": memory}
+        inst = model1(int(s), n=50, **kw)
+        return inst.replace(name=f"model1-seed{s}-n50-M{inst.memory}")
+    full = model2(int(s))
+    if full.n < 50:
+        return None
+    order = np.argsort(full.arrival, kind="stable")[:50]
+    return full.take(order, name=f"model2-seed{s}-first50-M{full.memory}")
+
+
+def draw(family: str, seed: int, k: int, memory: int | None = None) -> list[Any]:
+    """``k`` instances of ``family`` from the seeds drawn from ``seed`` (skipping unfit ones)."""
+    out, i = [], 0
+    seeds = instance_seeds(seed, 1000)
+    while len(out) < k:
+        inst = make(family, int(seeds[i]), memory)
+        if inst is not None and (memory is None or inst.memory == memory):
+            out.append((int(seeds[i]), inst))
+        i += 1
+    return out
+
+
+def run_cli(args: list[str], timeout: float) -> dict[str, Any]:
+    """``python -m kvopt ARGS --json``: the document, wall seconds, load before/after."""
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "kvopt", *args, "--json"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=timeout, check=False)
+    wall = time.perf_counter() - t0
+    try:
+        doc = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        doc = {"error": p.stderr[-2000:]}
+    return {"cmd": "kvopt " + " ".join(args), "rc": p.returncode, "wall_s": round(wall, 1),
+            "load": [round(load0, 2), round(os.getloadavg()[0], 2)], "doc": doc}
+
+
+def summary(rec: dict[str, Any]) -> dict[str, Any]:
+    """Best schedule, best bound (rounded up: TEL is an integer) and certified gap."""
+    doc = rec["doc"]
+    if "best_bound" in doc:                      # kvopt bound
+        obj = doc["best_schedule"]["objective"]
+        bound, which = doc["best_bound"], doc["best_bound_name"]
+        source = doc["best_schedule"]["source"]
+    else:                                        # kvopt solve
+        obj, bound = doc.get("objective"), doc.get("bound")
+        which = doc.get("model", {}).get("bound_source") or _solve_bound_name(doc)
+        source = doc.get("incumbent_source")
+        bound = None if bound is None else float(np.ceil(bound - 1e-9))
+    gap = None if obj is None or bound is None else max(obj - bound, 0.0) / max(obj, 1.0)
+    return {"schedule": obj, "source": source, "bound": bound, "bound_name": which,
+            "gap": gap}
+
+
+def _solve_bound_name(doc: dict[str, Any]) -> str:
+    vals = {k: v["value"] for k, v in doc.get("bounds", {}).items()
+            if v.get("status") == "computed" and v.get("value") is not None}
+    return max(vals, key=vals.__getitem__) if vals else "-"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def table(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    (s, inst), = draw("model1", args.seed, 1, memory=39)
+    path = tmp / f"{inst.name}.json"
+    inst.save(path)
+    S = args.time_limit
+    B = round(2 * S / 3)
+    cmds = [["solve", str(path), "--solver", "cpsat", "--time-limit", f"{S:g}"],
+            ["bound", str(path)],
+            ["solve", str(path), "--improve", "--time-limit", f"{S:g}"],
+            ["bound", str(path), "--intervals", f"{B:g}", "--improve", f"{B:g}"],
+            ["solve", str(path), "--time-limit", f"{S:g}"]]
+    labels = ["before: default (= --solver cpsat, the former default)", "kvopt bound (defaults)",
+              "kvopt solve --improve", f"kvopt bound --intervals {B} --improve {B}",
+              "after: default"]
+    rows = []
+    for label, cmd in zip(labels, cmds, strict=True):
+        rec = run_cli(cmd, timeout=4 * S + 600)
+        rows.append({"label": label, **rec, **summary(rec)})
+        r = rows[-1]
+        print(f"| `{r['cmd'].replace(str(path), 'X')}` | {label} | {r['schedule']} "
+              f"({r['source']}) | {r['bound']} ({r['bound_name']}) | {_pct(r['gap'])} | "
+              f"{r['wall_s']} s | {r['load'][0]}-{r['load'][1]} |", flush=True)
+    return {"instance": inst.name, "instance_seed": s, "n": inst.n, "memory": inst.memory,
+            "rows": rows}
+
+
+def fresh(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    S = args.time_limit
+    B = round(2 * S / 3)
+    recs = []
+    for family in args.family:
+        for s, inst in draw(family, args.seed, args.K):
+            path = tmp / f"{inst.name}.json"
+            inst.save(path)
+            d = run_cli(["solve", str(path), "--time-limit", f"{S:g}"], timeout=S + 600)
+            b = run_cli(["bound", str(path), "--intervals", f"{B:g}", "--improve", f"{B:g}"],
+                        timeout=4 * B + 600)
+            rec = {"family": family, "instance": inst.name, "instance_seed": s, "n": inst.n,
+                   "memory": inst.memory, "default": {**d, **summary(d)},
+                   "best_combination": {**b, **summary(b)}}
+            recs.append(rec)
+            print(f"| {inst.name} | {rec['default']['schedule']} | {rec['default']['bound']} | "
+                  f"{_pct(rec['default']['gap'])} | {rec['best_combination']['schedule']} | "
+                  f"{rec['best_combination']['bound']} | {_pct(rec['best_combination']['gap'])}"
+                  f" | {d['wall_s']} / {b['wall_s']} s | {d['load'][0]}-{b['load'][1]} |",
+                  flush=True)
+    out: dict[str, Any] = {"records": recs, "median": {}}
+    for family in args.family:
+        rs = [r for r in recs if r["family"] == family]
+        gd = [r["default"]["gap"] for r in rs if r["default"]["gap"] is not None]
+        gb = [r["best_combination"]["gap"] for r in rs
+              if r["best_combination"]["gap"] is not None]
+        diff = [r["default"]["gap"] - r["best_combination"]["gap"] for r in rs
+                if r["default"]["gap"] is not None and r["best_combination"]["gap"] is not None]
+        out["median"][family] = {"default": float(np.median(gd)) if gd else None,
+                                 "best_combination": float(np.median(gb)) if gb else None,
+                                 "difference": float(np.median(diff)) if diff else None}
+        m = out["median"][family]
+        print(f"{family}: median certified gap, default {_pct(m['default'])}, best "
+              f"combination {_pct(m['best_combination'])}, median difference "
+              f"{_pct(m['difference'])} ({len(rs)} instances)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--table", action="store_true", help="the issue's four-row table")
+    p.add_argument("--fresh", action="store_true", help="default vs best combination")
+    p.add_argument("--seed", type=int, default=22, help="draws the instance seeds (printed)")
+    p.add_argument("--K", type=int, default=5, help="instances per family (--fresh)")
+    p.add_argument("--family", action="append", default=None, choices=("model1", "model2"))
+    p.add_argument("--time-limit", type=float, default=180.0)
+    p.add_argument("--out", default=None, help="JSON records")
+    args = p.parse_args(argv)
+    args.family = args.family or ["model1", "model2"]
+    print(f"benchmarks/mip_default.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"seed {args.seed} (instance seeds: numpy default_rng({args.seed}).integers(10**6, "
+          f"10**9)); cpus {os.cpu_count()}; load {os.getloadavg()[0]:.2f}", flush=True)
+    t0 = time.perf_counter()
+    doc: dict[str, Any] = {"argv": sys.argv, "seed": args.seed, "time_limit": args.time_limit}
+    with tempfile.TemporaryDirectory() as d:
+        if args.table:
+            print("| command | row | best schedule | bound | certified gap | wall | load |")
+            print("|---|---|---|---|---|---|---|")
+            doc["table"] = table(args, Path(d))
+        if args.fresh:
+            print("| instance | default schedule | default bound | default gap | best-combination"
+                  " schedule | bound | gap | wall default / combination | load |")
+            print("|---|---|---|---|---|---|---|---|---|")
+            doc["fresh"] = fresh(args, Path(d))
+    doc["wall_s"] = round(time.perf_counter() - t0, 1)
+    print(f"wall time {doc['wall_s']} s; load {os.getloadavg()[0]:.2f}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,330 @@
+"""The default of ``kvopt solve``: the toolkit's best answer within the whole time limit.
+
+:func:`solve_auto` is what :func:`kvopt.mip.solve` runs when neither ``solver`` nor
+``formulation`` is given (``kvopt solve`` without ``--solver`` / ``--formulation`` /
+``--improve``). It proceeds in phases, each announced on stderr with ``progress``:
+
+1. **incumbents and cheap bounds** (milliseconds): MC-SF, MC-Benchmark and serial decodes of
+   five priority rules (:func:`kvopt.mip.search.improve.improve`'s starting points), and the
+   trivial, volume, fluid and core bounds (:mod:`kvopt.mip.bounds.combinatorial`). If the best
+   schedule meets the best bound, it is optimal and the call ends.
+2. **exact path**, for instances inside the frontier (:func:`exact_path_fits`): ``cp+exact``
+   (:mod:`kvopt.mip.solving`) with the whole remaining limit; it proves optimality where it
+   can and otherwise returns its incumbent and bound like every path.
+3. **portfolio**, otherwise: the strongest bound that fits runs in a child process (one
+   core) while the improvement search runs in this one (the other):
+
+   - the interval LP (:func:`kvopt.mip.bounds.intervals.interval_bound`: ``tight+cores`` plus
+     lag-interval rows, row-differenced, interior point; out of time, subgradient ascent on the
+     same rows), windows from the best starting schedule, when its estimate fits the RAM
+     budget (:func:`kvopt.mip.model.sizing.memory_refusal`); else the windowed Lagrangian
+     bound (:func:`kvopt.mip.bounds.relaxations.lagrangian_bound`, ``O(n T)`` memory) until
+     the deadline;
+   - the search (:func:`kvopt.mip.search.improve.improve`, list search then CP-SAT LNS) from
+     the best starting schedule, reading the child's bound as soon as it arrives and stopping
+     once its schedule meets it (the gap is closed: optimal).
+
+The result says which schedule and which bound won (``model["schedule_source"]``,
+``model["bound_source"]``), every bound considered (``bounds``) and how the time was split
+(``steps``: seconds per phase; ``model["phases"]``). Every schedule is validated by
+:func:`kvopt.core.validate.check_schedule`; ``"optimal"`` only with ``ceil(bound) >=
+objective``.
+
+Examples
+--------
+>>> from kvopt import Instance
+>>> from kvopt.core.limits import Deadline
+>>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+>>> res = solve_auto(inst, deadline=Deadline(20), ram_bytes=2**30)
+>>> res.status, res.objective, res.model["path"]
+('optimal', 9.0, 'exact')
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.isolate import IsolatedJob, start_isolated
+from kvopt.core.limits import Deadline
+from kvopt.core.progress import note
+from kvopt.core.schedule import Schedule
+from kvopt.core.validate import check_schedule
+from kvopt.mip.result import SolveResult, SolveStatus
+
+#: The exact path (``cp+exact``) is taken for instances with at most this many requests ...
+EXACT_MAX_N = 12
+#: ... and a horizon ``max a + sum o`` of at most this many slots (the frontier rule; measured
+#: in ``reports/mip/README.md`` section 10: ``cp+exact`` / ``cp+pairs`` prove every n <= 12
+#: frontier instance and about half of those at n = 14-16 within 60 s, the portfolio's bound
+#: is within a few per cent there).
+EXACT_MAX_HORIZON = 600
+#: Seconds kept at the end of the call to collect the bound and validate the schedule.
+COLLECT_RESERVE_S = 0.5
+
+
+def exact_path_fits(instance: Instance) -> bool:
+    """The frontier rule: ``n <=`` :data:`EXACT_MAX_N` and horizon ``<=``
+    :data:`EXACT_MAX_HORIZON`.
+
+    Examples
+    --------
+    >>> exact_path_fits(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]))
+    True
+    """
+    return instance.n <= EXACT_MAX_N and instance.horizon <= EXACT_MAX_HORIZON
+
+
+@dataclass
+class _Record:
+    """What the phases of one call did: seconds per phase, every bound, the notes."""
+
+    deadline: Deadline
+    progress: bool
+    steps: dict[str, float] = field(default_factory=dict)
+    bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def start(self, name: str, what: str) -> float:
+        left = self.deadline.remaining()
+        note(f"kvopt solve: {what}" + ("" if left is None else f" ({left:.0f} s left)"),
+             enabled=self.progress)
+        self.phases.append({"phase": name, "what": what, "start_s": round(
+            self.deadline.elapsed(), 3)})
+        return time.monotonic()
+
+    def done(self, name: str, t: float) -> None:
+        self.steps[f"{name}_s"] = round(time.monotonic() - t, 3)
+        self.phases[-1]["seconds"] = self.steps[f"{name}_s"]
+
+
+def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, threads: int = 1,
+               progress: bool = False, verbose: bool = False, seed: int = 0,
+               isolate: bool = True, path: str | None = None) -> SolveResult:
+    """The toolkit's best schedule and best bound within ``deadline`` (module docstring).
+
+    Parameters
+    ----------
+    instance
+        A slotted instance without a batch limit.
+    deadline
+        The time budget of the whole call.
+    ram_bytes
+        The RAM budget (bytes) of every model built.
+    threads
+        CP-SAT workers of the exact path.
+    progress, verbose
+        Phase lines and progress on stderr; solver logs.
+    seed
+        Seed of the improvement search.
+    isolate
+        Run the exact path's solver in a child process killed at the deadline.
+    path
+        ``"exact"`` or ``"portfolio"`` to force phase 2 or 3 (default: the frontier rule,
+        :func:`exact_path_fits`).
+
+    Returns
+    -------
+    SolveResult
+        ``solver="auto"``; ``formulation`` is the path taken (``"cp+exact"`` or
+        ``"portfolio"``).
+    """
+    from kvopt.mip.search.improve import best_start, starting_points
+
+    instance.require_slotted()
+    rec = _Record(deadline, progress)
+    started = deadline.elapsed()
+    t = rec.start("incumbents", "incumbents (MC-SF, priority rules) and combinatorial bounds")
+    points = starting_points(instance)
+    starts, values, src = best_start(instance, None, points)
+    rec.bounds.update(_combinatorial(instance))
+    rec.done("incumbents", t)
+    rec.steps = {"before_solve_s": round(started, 3), **rec.steps}
+    best: dict[str, Any] = {"starts": starts, "objective": values[src], "source": src,
+                            "points": points}
+    if math.ceil(_best_bound(rec)[1] - 1e-9) >= best["objective"]:
+        return _result(instance, best, rec, "incumbents")
+    if path not in (None, "exact", "portfolio"):
+        from kvopt.core.errors import UsageError
+
+        raise UsageError("path", f"must be 'exact' or 'portfolio', got {path!r}")
+    if path == "exact" or (path is None and exact_path_fits(instance)):
+        return _exact(instance, rec, best, ram_bytes=ram_bytes, threads=threads,
+                      verbose=verbose, isolate=isolate)
+    return _portfolio(instance, rec, best, ram_bytes=ram_bytes, seed=seed)
+
+
+def _combinatorial(instance: Instance) -> dict[str, dict[str, Any]]:
+    from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
+
+    vals = {"trivial": trivial_bound(instance), "volume": volume_bound(instance),
+            "fluid": fluid_bound(instance), "core1": core_bound(instance, 1),
+            "core2": core_bound(instance, 2)}
+    return {k: {"value": v, "status": "computed"} for k, v in vals.items()}
+
+
+def _best_bound(rec: _Record) -> tuple[str, float]:
+    """The name and value of the largest computed bound."""
+    done = {k: float(v["value"]) for k, v in rec.bounds.items()
+            if v.get("status") == "computed" and v.get("value") is not None
+            and math.isfinite(v["value"])}
+    name = max(done, key=done.__getitem__)
+    return name, done[name]
+
+
+def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
+           threads: int, verbose: bool, isolate: bool) -> SolveResult:
+    """Phase 2: ``cp+exact`` with what is left; its bounds join the record."""
+    from kvopt.mip.paths import solve_model
+
+    t = rec.start("exact", "exact path (cp+exact: search, reduced-cost fixing, CP-SAT)")
+    res = solve_model(instance, solver="cpsat", formulation="cp+exact", deadline=rec.deadline,
+                      ram=ram_bytes, threads=threads, verbose=verbose, progress=rec.progress,
+                      isolate=isolate)
+    rec.done("exact", t)
+    for name in ("lp", "solver"):
+        if name in res.bounds:
+            rec.bounds[name] = res.bounds[name]
+    rec.notes += res.model.get("notes", [])
+    if res.schedule is not None and res.objective is not None \
+            and res.objective < best["objective"]:
+        best = {"starts": np.asarray(res.schedule.run_start, dtype=np.int64),
+                "objective": res.objective, "source": f"cp+exact ({res.incumbent_source})"}
+    out = _result(instance, best, rec, "exact")
+    out.ram = res.ram
+    out.model["exact"] = {"status": str(res.status), "solver_status": res.solver_status,
+                          "steps": res.steps}
+    return out
+
+
+class _BoundJob:
+    """The bound of phase 3 in a child process: what runs, and its value once it arrives."""
+
+    def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int
+                 ) -> None:
+        from kvopt.mip.model.sizing import memory_refusal
+
+        self.rec = rec
+        self.estimate, refused = memory_refusal(instance, "tight+cores", "lp-differenced",
+                                                ram_bytes, upper=upper, what="the interval LP")
+        self.name = "intervals" if refused is None else "lagrangian"
+        if refused is not None:
+            rec.bounds["intervals"] = {"value": None, "status": "skipped",
+                                       "reason": refused.reason}
+        self.deadline = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
+        self.job: IsolatedJob | None = start_isolated(
+            self._work(instance, upper, ram_bytes), memory_cap=ram_bytes)
+        self.value: float | None = None
+
+    def _work(self, instance: Instance, upper: float, ram_bytes: int) -> Any:
+        dl, name = self.deadline, self.name
+
+        def job() -> dict[str, Any]:
+            t = time.monotonic()
+            if name == "intervals":
+                from kvopt.mip.bounds.intervals import interval_bound
+
+                iv = interval_bound(instance, upper=upper, ram=ram_bytes, deadline=dl)
+                return {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
+                        "families": iv.families, "seconds": round(time.monotonic() - t, 3),
+                        "method": "LP" if iv.status == "optimal" else "subgradient"}
+            from kvopt.mip.bounds.relaxations import lagrangian_bound
+
+            val, _ = lagrangian_bound(instance, iterations=10**9, upper=upper, deadline=dl)
+            return {"value": val, "status": "time_limit",
+                    "seconds": round(time.monotonic() - t, 3), "method": "subgradient"}
+
+        return job
+
+    def poll(self) -> float | None:
+        """The child's bound if it has arrived (never waits)."""
+        if self.job is not None:
+            out = self.job.poll()
+            if out is not None:
+                self._collect(out)
+        return self.value
+
+    def finish(self) -> None:
+        """Wait for the child (it stops by itself at its deadline, :data:`COLLECT_RESERVE_S`
+        before the call's; killed at the call's); record what it gave."""
+        if self.job is not None and self.value is None:
+            self._collect(self.job.wait(deadline=self.rec.deadline, grace=0.0))
+
+    def _collect(self, out: Any) -> None:
+        self.job = None
+        self.rec.steps[f"{self.name}_child_s"] = round(out.seconds, 3)
+        if out.ok:
+            doc = out.value
+            self.value = float(doc["value"])
+            self.rec.bounds[self.name] = {**doc, "status": "computed",
+                                          "solver_status": doc["status"]}
+        else:
+            why = ("killed at the deadline" if out.killed else "out of its RAM budget"
+                   if out.out_of_memory else (out.error.strip().splitlines() or ["?"])[-1])
+            self.rec.bounds[self.name] = {"value": None, "status": "skipped", "reason": why}
+
+
+def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
+               seed: int) -> SolveResult:
+    """Phase 3: the bound in a child process while the search runs here."""
+    from kvopt.mip.search.improve import improve
+
+    t = rec.start("portfolio", "improvement search (here) and interval LP / Lagrangian bound "
+                  "(child process), until the gap closes or the limit")
+    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes)
+    search_dl = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
+    if (search_dl.remaining() or 1.0) > 0.05:
+        imp = improve(instance, deadline=search_dl, seed=seed, points=best["points"],
+                      bound=bound.poll, progress=rec.progress, label="kvopt solve: search")
+        if imp.objective is not None and imp.objective < best["objective"]:
+            assert imp.schedule is not None
+            best = {"starts": np.asarray(imp.schedule.run_start, dtype=np.int64),
+                    "objective": imp.objective, "source": f"improve ({imp.incumbent_source})"}
+        rec.phases[-1]["search"] = {"steps": imp.solver_status, "seed": seed,
+                                    "start_source": imp.model["start_source"]}
+    bound.finish()
+    rec.done("portfolio", t)
+    out = _result(instance, best, rec, "portfolio")
+    out.ram = {"budget_bytes": ram_bytes, "estimate": bound.estimate.to_dict(),
+               "bound": bound.name}
+    return out
+
+
+def _result(instance: Instance, best: dict[str, Any], rec: _Record, path: str
+            ) -> SolveResult:
+    """Validate the best schedule; status, bound and gap from the record."""
+    t = time.monotonic()
+    starts: NDArray[np.int64] = best["starts"]
+    name, bound = _best_bound(rec)
+    sched = Schedule.from_starts(instance, starts, source=f"mip:auto:{best['source']}",
+                                 claimed_objective=instance.tel_of_starts(starts),
+                                 meta={"solver": "auto", "formulation": path})
+    rep = check_schedule(instance, sched)
+    if not rep.ok:  # pragma: no cover - every producer validates its schedules
+        raise RuntimeError(f"the portfolio's best schedule is invalid: {rep}")
+    obj = float(rep.objective or 0.0)
+    if bound > obj + 1e-6:  # pragma: no cover - a bound above a schedule is a bug
+        rec.notes.append(f"bound {bound} ({name}) above a validated objective {obj}: bug")
+        status = SolveStatus.ERROR
+    else:
+        status = (SolveStatus.OPTIMAL if math.ceil(bound - 1e-6) >= obj
+                  else SolveStatus.TIME_LIMIT)
+    gap = 0.0 if status is SolveStatus.OPTIMAL else max(obj - bound, 0.0) / max(obj, 1.0)
+    sched = sched.with_meta(status=str(status), bound=bound, gap=gap)
+    rec.steps["validate_s"] = round(time.monotonic() - t, 3)
+    dl = rec.deadline
+    model = {"path": path, "schedule_source": best["source"], "bound_source": name,
+             "phases": rec.phases, "notes": rec.notes}
+    return SolveResult(status=status, objective=obj, bound=bound, gap=gap, solver="auto",
+                       formulation="cp+exact" if path == "exact" else path,
+                       runtime_s=dl.elapsed(), schedule=sched, report=rep,
+                       solver_status=f"best schedule: {best['source']}; best bound: {name}",
+                       incumbent_source=best["source"], model=model, time_limit=dl.limit,
+                       overrun_s=dl.overrun(), bounds=rec.bounds, steps=rec.steps)

@@ -1,0 +1,99 @@
+"""The default path of ``kvopt solve`` (kvopt.mip.portfolio): the best schedule and the best
+bound within the limit, honest status, and the record of what won and where the time went."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+
+from kvopt import Instance
+from kvopt.cli.main import main
+from kvopt.core.generators import model1
+from kvopt.core.limits import Deadline
+from kvopt.mip import portfolio, solve
+from kvopt.mip.certify import bound_report
+from tests.bruteforce import brute_force_opt
+from tests.strategies import small_instances
+
+SEED1 = "instances/synthetic/model1-seed1.json"
+
+
+def _opt(inst: Instance) -> float:
+    return float(brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)[0])
+
+
+@given(small_instances(max_n=5))
+@settings(max_examples=25, deadline=None)
+def test_default_solve_is_optimal_on_small_instances(inst):
+    res = solve(inst, time_limit=30)
+    assert res.solver == "auto" and res.report is not None and res.report.ok
+    assert res.status == "optimal" and res.objective == _opt(inst)
+
+
+@given(small_instances(max_n=5))
+@settings(max_examples=25, deadline=None)
+def test_portfolio_bound_below_opt_below_schedule(inst):
+    """The portfolio path forced on small instances: bound <= OPT <= its schedule."""
+    res = portfolio.solve_auto(inst, deadline=Deadline(20), ram_bytes=2**30, path="portfolio")
+    opt = _opt(inst)
+    assert res.bound is not None and res.objective is not None
+    assert res.bound <= opt + 1e-6 <= res.objective + 1e-6
+    assert res.report is not None and res.report.ok
+    assert res.model["path"] in ("incumbents", "portfolio")
+    assert (res.status == "optimal") == (res.objective <= math.ceil(res.bound - 1e-6))
+
+
+def test_calls_end_early_once_the_gap_closes():
+    """model1(1002, n=10) (OPT 511, interval LP below it): the exact path's proof ends the
+    call early; on an instance whose interval LP meets the best schedule the portfolio stops
+    as soon as the bound arrives."""
+    res = solve(model1(1002, n=10), time_limit=60)
+    assert res.status == "optimal" and res.objective == 511.0
+    assert res.runtime_s < 50 and res.model["path"] == "exact"
+    easy = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    res = portfolio.solve_auto(easy, deadline=Deadline(60), ram_bytes=2**30, path="portfolio")
+    assert res.status == "optimal" and res.runtime_s < 30, res.model
+
+
+def test_portfolio_records_the_winners_and_the_time_split():
+    inst = model1(3, n=20)
+    res = solve(inst, time_limit=8)
+    assert res.model["path"] == "portfolio"
+    assert res.model["bound_source"] in res.bounds
+    assert res.bounds[res.model["bound_source"]]["value"] == pytest.approx(res.bound)
+    assert res.schedule is not None and res.objective == res.report.objective
+    assert {"incumbents_s", "portfolio_s", "validate_s"} <= set(res.steps)
+    assert [p["phase"] for p in res.model["phases"]] == ["incumbents", "portfolio"]
+    assert res.runtime_s <= 8 + 2.0
+
+
+def test_lagrangian_when_the_interval_lp_does_not_fit():
+    inst = model1(3, n=20)
+    res = solve(inst, time_limit=6, ram=2 * 2**20)
+    assert res.bounds["intervals"]["status"] == "skipped"
+    assert "memory budget" in res.bounds["intervals"]["reason"]
+    assert res.bounds["lagrangian"]["status"] in ("computed", "skipped")
+    assert res.ram["bound"] == "lagrangian"
+
+
+def test_cli_default_says_what_won(capsys):
+    rc = main(["solve", SEED1, "--time-limit", "6", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1 and doc["solver"] == "auto" and doc["seed"] == 0
+    assert doc["model"]["schedule_source"] and doc["model"]["bound_source"]
+    main(["solve", SEED1, "--time-limit", "4"])
+    out = capsys.readouterr().out
+    assert "won: schedule" in out and "time split:" in out
+
+
+def test_bound_and_solve_agree():
+    """The same instance: every bound of one is below every schedule of the other, and
+    ``kvopt bound --solve S`` carries the default solve's bound and schedule."""
+    inst = model1(5, n=14)
+    res = solve(inst, time_limit=8)
+    doc = bound_report(inst, solve_time=8)
+    assert doc["best_bound"] <= res.objective and res.bound <= doc["best_schedule"]["objective"]
+    assert doc["bounds"]["solver"] is not None
