@@ -67,6 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--slot-seconds", type=float_in(0, lo_open=True), default=None, metavar="DT",
                    help="for time_unit='second' traces: discretise (arrival slot = "
                    "ceil(t / DT)), as `kvopt bound --slot-seconds`")
+    p.add_argument("--first", type=int_at_least(1), default=None, metavar="N",
+                   help="keep only the first N requests (by arrival order in the file), as "
+                   "`kvopt bound --first`")
     p.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="solver threads")
     p.add_argument("--no-warm-start", action="store_true", help="do not start from MC-SF")
     p.add_argument("--objective", choices=("tel", "goodput"), default="tel",
@@ -135,7 +138,7 @@ def run_solve(args: argparse.Namespace) -> int:
     if args.improve:
         return _run_improve(args)
     budget = _budget(args)
-    inst = _slotted(read_instance(args), args)
+    inst = _slotted(_first(read_instance(args), args), args)
     try:
         with stdout_to_stderr(args.verbose):  # solver logs are messages: stdout stays JSON
             res = solve(inst, solver=args.solver, formulation=args.formulation,
@@ -192,6 +195,12 @@ def _budget(args: argparse.Namespace) -> int | None:
     return parse_bytes(args.memory_budget, "--memory-budget")
 
 
+def _first(inst: Instance, args: argparse.Namespace) -> Instance:
+    """The first ``--first`` requests (all without the flag)."""
+    first = getattr(args, "first", None)
+    return inst if first is None else inst.take(np.arange(min(first, inst.n)))
+
+
 def _slotted(inst: Instance, args: argparse.Namespace) -> Instance:
     """The instance in slots: a trace needs ``--slot-seconds`` (said in CLI words)."""
     if inst.is_slotted:
@@ -214,9 +223,9 @@ def _run_improve(args: argparse.Namespace) -> int:
     if args.time_limit is None or not args.time_limit > 0:
         raise UsageError("--time-limit", f"must be > 0 with --improve, got {args.time_limit}")
     deadline = Deadline(args.time_limit, t0=getattr(args, "started_at", time.monotonic()))
-    inst = _slotted(read_instance(args), args)
-    left = deadline.remaining() or 0.0  # the limit covers the whole call: loading counts
-    res = improve(inst, time_limit=max(left, 1e-3), seed=args.seed, progress=not args.json)
+    inst = _slotted(_first(read_instance(args), args), args)
+    # the limit covers the whole call (loading counts): improve shares the CLI's deadline
+    res = improve(inst, deadline=deadline, seed=args.seed, progress=not args.json)
     if args.schedule_out and res.schedule is not None:
         res.schedule.save(args.schedule_out)
     doc = res.to_dict()
@@ -242,9 +251,7 @@ def run_bound(args: argparse.Namespace) -> int:
     if not inst.is_slotted and args.slot_seconds is None:
         raise UsageError("--slot-seconds", f"{args.instance} is a trace in seconds; the bounds "
                          "work on slots: give --slot-seconds DT (slot = ceil(arrival / DT))")
-    if args.first is not None:
-        inst = inst.take(np.arange(min(args.first, inst.n)))
-    inst = _slotted(inst, args)
+    inst = _slotted(_first(inst, args), args)
     from kvopt.mip.certify import bound_report
 
     try:

@@ -8,7 +8,8 @@
    five priority rules (:func:`kvopt.mip.search.improve.improve`'s starting points), and the
    trivial, volume, fluid and core bounds (:mod:`kvopt.mip.bounds.combinatorial`). If the best
    schedule meets the best bound, it is optimal and the call ends.
-2. **exact path**, for instances inside the frontier (:func:`exact_path_fits`): ``cp+exact``
+2. **exact path**, for instances inside the frontier (:func:`exact_path_fits`: ``n <= 16`` and
+   the fixing LP small enough): ``cp+exact``
    (:mod:`kvopt.mip.solving`) with the whole remaining limit; it proves optimality where it
    can and otherwise returns its incumbent and bound like every path.
 3. **portfolio**, otherwise: the strongest bound that fits runs in a child process (one
@@ -58,27 +59,42 @@ from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule
 from kvopt.mip.result import SolveResult, SolveStatus
 
-#: The exact path (``cp+exact``) is taken for instances with at most this many requests ...
-EXACT_MAX_N = 12
-#: ... and a horizon ``max a + sum o`` of at most this many slots (the frontier rule; measured
-#: in ``reports/mip/README.md`` section 10: ``cp+exact`` / ``cp+pairs`` prove every n <= 12
-#: frontier instance and about half of those at n = 14-16 within 60 s, the portfolio's bound
-#: is within a few per cent there).
-EXACT_MAX_HORIZON = 600
+#: The exact path (``cp+exact``) is taken for instances with at most this many requests, if
+#: its reduced-cost fixing LP fits too (:func:`exact_path_fits`). Measured (60 s, frontier
+#: instances ``M ~ U{n..n+10}``, ``reports/mip/README.md`` section 10): it proves all n <= 12
+#: and some n = 14-16; where it does not, its gap is at most the portfolio's at n = 14-16
+#: (equal schedules or better by up to 4, bounds higher by up to 1) and about the same at
+#: n = 20 (schedules 1100 vs 1097 ...), and at paper scale (n ~ 50) its LP is skipped
+#: (above :data:`kvopt.mip.paths.CP_LP_MAX_NNZ`) and its search gets 10 % of the time, so
+#: the portfolio is far better there.
+EXACT_MAX_N = 16
+#: The portfolio computes no LP or Lagrangian bound above this ``n * T`` (horizon ``T``):
+#: even one iteration would not fit a typical limit (``kvopt bound --lp auto`` uses the same
+#: cap for its Lagrangian bound); the combinatorial bounds remain.
+MAX_BOUND_SIZE = 20_000_000
+#: The list search of the portfolio needs ``2 (n + 1) H`` int64 (``H`` about ``T + sum o``);
+#: above this share of the RAM budget the search is LNS only.
+SEARCH_RAM_SHARE = 0.5
 #: Seconds kept at the end of the call to collect the bound and validate the schedule.
 COLLECT_RESERVE_S = 0.5
 
 
 def exact_path_fits(instance: Instance) -> bool:
-    """The frontier rule: ``n <=`` :data:`EXACT_MAX_N` and horizon ``<=``
-    :data:`EXACT_MAX_HORIZON`.
+    """The frontier rule: ``n <=`` :data:`EXACT_MAX_N` and the fixing LP of ``cp+exact``
+    (``tight+cores`` plus intervals, estimated without incumbent windows) has at most
+    :data:`kvopt.mip.paths.CP_LP_MAX_NNZ` non-zeros (above, ``cp+exact`` skips it and
+    proves nothing the portfolio does not).
 
     Examples
     --------
     >>> exact_path_fits(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]))
     True
     """
-    return instance.n <= EXACT_MAX_N and instance.horizon <= EXACT_MAX_HORIZON
+    from kvopt.mip.model.sizing import estimate
+    from kvopt.mip.paths import CP_LP_MAX_NNZ
+
+    return (instance.n <= EXACT_MAX_N
+            and estimate(instance, "tight+cores", "lp-differenced").nnz <= CP_LP_MAX_NNZ)
 
 
 @dataclass
@@ -209,19 +225,28 @@ class _BoundJob:
 
     def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int
                  ) -> None:
-        from kvopt.mip.model.sizing import memory_refusal
+        from kvopt.mip.model.sizing import SizeEstimate, memory_refusal
 
         self.rec = rec
+        self.value: float | None = None
+        self.job: IsolatedJob | None = None
+        self.estimate: SizeEstimate | None = None
+        self.deadline = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
+        size = instance.n * instance.horizon
+        if size > MAX_BOUND_SIZE:
+            why = (f"n * T = {size} above {MAX_BOUND_SIZE}: no LP or Lagrangian bound at this "
+                   "size (each would take O(n T) per iteration)")
+            for name in ("intervals", "lagrangian"):
+                rec.bounds[name] = {"value": None, "status": "skipped", "reason": why}
+            self.name = "none"
+            return
         self.estimate, refused = memory_refusal(instance, "tight+cores", "lp-differenced",
                                                 ram_bytes, upper=upper, what="the interval LP")
         self.name = "intervals" if refused is None else "lagrangian"
         if refused is not None:
             rec.bounds["intervals"] = {"value": None, "status": "skipped",
                                        "reason": refused.reason}
-        self.deadline = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
-        self.job: IsolatedJob | None = start_isolated(
-            self._work(instance, upper, ram_bytes), memory_cap=ram_bytes)
-        self.value: float | None = None
+        self.job = start_isolated(self._work(instance, upper, ram_bytes), memory_cap=ram_bytes)
 
     def _work(self, instance: Instance, upper: float, ram_bytes: int) -> Any:
         dl, name = self.deadline, self.name
@@ -280,9 +305,17 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
                   "(child process), until the gap closes or the limit")
     bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes)
     search_dl = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
+    H = instance.horizon + int(instance.output.sum()) + int(instance.output.max()) + 2
+    lists = 16 * (instance.n + 1) * H <= SEARCH_RAM_SHARE * ram_bytes
+    if not lists:
+        rec.notes.append(f"list search skipped: its buffers (16 (n + 1) H = "
+                         f"{16 * (instance.n + 1) * H} bytes) exceed {SEARCH_RAM_SHARE:g} of the "
+                         "RAM budget; LNS only")
     if (search_dl.remaining() or 1.0) > 0.05:
-        imp = improve(instance, deadline=search_dl, seed=seed, points=best["points"],
-                      bound=bound.poll, progress=rec.progress, label="kvopt solve: search")
+        points = {best["source"]: best["starts"], "mcsf": best["points"]["mcsf"]}
+        imp = improve(instance, deadline=search_dl, seed=seed, points=points,
+                      bound=bound.poll, progress=rec.progress, label="kvopt solve: search",
+                      list_share=0.9 if lists else 0.0)
         if imp.objective is not None and imp.objective < best["objective"]:
             assert imp.schedule is not None
             best = {"starts": np.asarray(imp.schedule.run_start, dtype=np.int64),
@@ -292,8 +325,8 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
     bound.finish()
     rec.done("portfolio", t)
     out = _result(instance, best, rec, "portfolio")
-    out.ram = {"budget_bytes": ram_bytes, "estimate": bound.estimate.to_dict(),
-               "bound": bound.name}
+    out.ram = {"budget_bytes": ram_bytes, "bound": bound.name,
+               "estimate": None if bound.estimate is None else bound.estimate.to_dict()}
     return out
 
 

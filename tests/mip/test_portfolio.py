@@ -97,3 +97,11 @@ def test_bound_and_solve_agree():
     doc = bound_report(inst, solve_time=8)
     assert doc["best_bound"] <= res.objective and res.bound <= doc["best_schedule"]["objective"]
     assert doc["bounds"]["solver"] is not None
+
+
+def test_cli_default_on_a_trace_prefix(capsys):
+    rc = main(["solve", "instances/traces/azure_conv_2023.csv", "--first", "40",
+               "--slot-seconds", "0.05", "--time-limit", "5", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc in (0, 1) and doc["n"] == 40 and doc["objective"] is not None
+    assert doc["bound"] <= doc["objective"]
