@@ -48,11 +48,13 @@ def main() -> None:
     for r in rows:
         w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
     mu = {r["workload"]: (r["mu"], r["b"], r["mean_g"], r["delta"]) for r in rows}
+    lo = min(r["load"] for r in rows)   # unstable already at the smallest load: knee below it
     knee_md = table(["workload", "policy", "mu (1/s)", "b (s)", "E[g]", "1 - delta",
                      "simulated knee (lambda/mu)", "first unstable load", "served/mu at max"],
                     [[k["workload"], k["policy"], *mu[k["workload"]][:3],
-                      1 - mu[k["workload"]][3], k["knee"], k["first_unstable"],
-                      k["served_over_mu"]] for k in ks])
+                      1 - mu[k["workload"]][3],
+                      f"< {lo:g}" if k["first_unstable"] == lo else k["knee"],
+                      k["first_unstable"], k["served_over_mu"]] for k in ks])
     lat_md = table(["workload", "policy", "lambda/mu", "mean latency (s)", "p99 (s)", "drift",
                     "stable", "served/mu", "evictions", "sim wall s"],
                    [[r["workload"], r["policy"], r["load"], r["mean_latency"],
