@@ -30,6 +30,18 @@ MOVED = {
                               ("_Shard", "kvopt.sim.steptime.gpu_profile")],
     "kvopt.sim.predictions": [("resolve_predictions", "kvopt.sim.predicted_lengths"),
                               ("Predictions", "kvopt.sim.predicted_lengths")],
+    "kvopt.queueing.simulate": [("simulate_jobs", "kvopt.queueing.simulator"),
+                                ("batch_means", "kvopt.queueing.simulator")],
+}
+
+#: module -> {old name: new name} (names renamed in place, issue 20's clashes)
+RENAMED = {
+    "kvopt.queueing": {"simulate": "simulate_queue", "SimResult": "QueueResult",
+                       "POLICIES": "SOAP_POLICIES"},
+    "kvopt.queueing.simulate": {"simulate": "simulate_queue", "SimResult": "QueueResult"},
+    "kvopt.queueing.soap": {"POLICIES": "SOAP_POLICIES"},
+    "kvopt.report.price": {"POLICIES": "PRICE_POLICIES"},
+    "kvopt.theory.values": {"POLICIES": "RATIO_POLICIES"},
 }
 
 #: kvopt modules that still import a deprecated path, each with the reason it may (to be
@@ -44,6 +56,35 @@ def test_moved_module_gives_the_new_objects_with_a_warning(old: str) -> None:
         with pytest.warns(DeprecationWarning, match=f"{old} is deprecated; import from"):
             got = getattr(mod, name)
         assert got is getattr(importlib.import_module(new), name)
+
+
+@pytest.mark.parametrize("module", sorted(RENAMED))
+def test_renamed_names_give_the_new_objects_with_a_warning(
+        module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    mod = importlib.import_module(module)
+    new_home = "kvopt.queueing.simulator" if module == "kvopt.queueing.simulate" else module
+    # the deprecated module kvopt.queueing.simulate, once imported, is the package's attribute
+    if module == "kvopt.queueing" and "simulate" in vars(mod):
+        monkeypatch.delattr(mod, "simulate")
+    for old, new in RENAMED[module].items():
+        with pytest.warns(DeprecationWarning, match=f"deprecated.*{new}"):
+            got = getattr(mod, old)
+        assert got is getattr(importlib.import_module(new_home), new)
+        assert old not in getattr(mod, "__all__", ())
+
+
+def test_the_old_queueing_module_stays_callable_as_the_function() -> None:
+    """Importing the deprecated ``kvopt.queueing.simulate`` module makes it the package's
+    attribute ``simulate``, which callers used as the function."""
+    import kvopt.queueing
+    import kvopt.queueing.simulate
+    from kvopt.queueing import Exponential, simulate_queue
+
+    assert kvopt.queueing.simulate is sys.modules["kvopt.queueing.simulate"]
+    with pytest.warns(DeprecationWarning, match="simulate_queue"):
+        r = kvopt.queueing.simulate("fcfs", 0.5, Exponential(1.0), n_jobs=1000, seed=1)
+    assert r.mean_response == simulate_queue("fcfs", 0.5, Exponential(1.0), n_jobs=1000,
+                                             seed=1).mean_response
 
 
 def test_from_import_warns_at_the_importing_line() -> None:
@@ -70,6 +111,7 @@ def test_moved_module_serves_dunder_lookups_without_a_warning() -> None:
 
 
 def _old_imports(path: Path, root: Path = ROOT.parent) -> list[str]:
+    """Imports of a deprecated module, or of a renamed name by its old name."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out = []
     for node in ast.walk(tree):
@@ -77,6 +119,9 @@ def _old_imports(path: Path, root: Path = ROOT.parent) -> list[str]:
                  else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
         out += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names
                 if n in MOVED]
+        if isinstance(node, ast.ImportFrom) and node.module in RENAMED:
+            out += [f"{path.relative_to(root)}:{node.lineno} {node.module}.{a.name}"
+                    for a in node.names if a.name in RENAMED[node.module]]
     return out
 
 
@@ -92,10 +137,13 @@ def test_the_old_path_check_finds_an_old_import(tmp_path: Path) -> None:
     (tmp_path / "x.py").write_text("import os\n\n\ndef f():\n"
                                    "    from kvopt.sim.step_time import batch_time\n")
     assert _old_imports(tmp_path / "x.py", tmp_path) == ["x.py:5 kvopt.sim.step_time"]
+    (tmp_path / "y.py").write_text("from kvopt.queueing import SoapModel, simulate\n")
+    assert _old_imports(tmp_path / "y.py", tmp_path) == ["y.py:1 kvopt.queueing.simulate"]
 
 
 def test_kvopt_runs_with_deprecation_warnings_as_errors() -> None:
     r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
-                        "import kvopt, kvopt.sim, kvopt.cli.main, kvopt.report.steptime"],
+                        "import kvopt, kvopt.sim, kvopt.cli.main, kvopt.report.steptime, "
+                        "kvopt.queueing, kvopt.report.price, kvopt.theory.values"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr

@@ -25,7 +25,7 @@ COMMANDS = {
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``predictions`` with the sub-commands ``price`` and ``experiment``."""
-    from kvopt.report.price import DEFAULT_ERRORS, POLICIES
+    from kvopt.report.price import DEFAULT_ERRORS, PRICE_POLICIES
 
     p = sub.add_parser("predictions",
                        help=COMMANDS["predictions"])
@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--out", required=True, help="output folder")
     r.add_argument("--errors", type=float_in(0, 1.5), nargs="+", default=list(DEFAULT_ERRORS),
                    metavar="E", help="noise levels (default %(default)s)")
-    r.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
+    r.add_argument("--policies", nargs="+", choices=PRICE_POLICIES, default=list(PRICE_POLICIES))
     r.add_argument("--instances", type=int_at_least(1), default=20,
                    help="small instances with proven OPT (default 20)")
     r.add_argument("--n", type=int_at_least(1), default=7, help="requests per small instance")

@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     :class:`~kvopt.core.errors.UsageError` naming the flag (exit 2) before any computation."""
     from kvopt.queueing.distributions import parse_sizes
     from kvopt.queueing.predictions import parse_predictions
-    from kvopt.queueing.simulate import simulate
+    from kvopt.queueing.simulator import simulate_queue
     from kvopt.queueing.soap import SoapModel, check_policy
 
     if args.simulate < 0:
@@ -228,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
         lines += [f"E[T(x={a:g})]{' ' * max(1, 14 - len(f'{a:g}'))}{b:.6f}"
                   for a, b in zip(xs, ts, strict=True)]
     if args.simulate:
-        s = simulate(policy, lam, sizes, preds, Cout, n_jobs=args.simulate, seed=args.seed)
+        s = simulate_queue(policy, lam, sizes, preds, Cout, n_jobs=args.simulate, seed=args.seed)
         lo, hi = s.ci()
         doc["simulation"] = s.to_dict() | {"seed": args.seed, "z": (s.mean_response - mean)
                                            / s.se if s.se > 0 else None}

@@ -16,7 +16,7 @@ COMMANDS = {
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``ratio``."""
-    from kvopt.theory.values import POLICIES
+    from kvopt.theory.values import RATIO_POLICIES
 
     p = sub.add_parser(
         "ratio", help=COMMANDS["ratio"],
@@ -27,8 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "instances only; mcsf: seed 001's O(1) constant and, with --memory, the Omega(sqrt M) "
         "lower bound for every deterministic online algorithm. '--json' prints 'ratio' (the "
         "headline value: Amin lambda_max, Amax proven upper bound, ...) and the other values.")
-    p.add_argument("policy", choices=POLICIES, metavar="POLICY",
-                   help="one of " + ", ".join(POLICIES))
+    p.add_argument("policy", choices=RATIO_POLICIES, metavar="POLICY",
+                   help="one of " + ", ".join(RATIO_POLICIES))
     g = p.add_mutually_exclusive_group()
     g.add_argument("--alpha", type=float_in(0, 1, lo_open=True), default=None,
                    help="prediction accuracy l/u in (0, 1]")

@@ -3,8 +3,8 @@
 Two kinds:
 
 - a *moved module* (``kvopt.sim.step_time`` -> ``kvopt.sim.steptime``): the old module is a
-  small file that calls :func:`moved_module`, which warns once when it is imported and returns
-  the module ``__getattr__`` that finds every name (private ones too) in the new modules;
+  small file whose ``__getattr__`` (:func:`moved_module`) finds every name (private ones too)
+  in the new modules and warns when a name is read through the old path;
 - a *renamed name* (``queueing.simulate`` -> ``queueing.simulate_queue``): the module defines
   ``__getattr__ = renamed_names(__name__, {"old": "new", ...})``; reading the old name warns
   and gives the object of the new one.
@@ -30,17 +30,19 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["moved_module", "renamed_names"]
+__all__ = ["callable_module", "moved_module", "renamed_names"]
 
 
-def moved_module(old: str, new: Sequence[str]) -> Callable[[str], Any]:
+def moved_module(old: str, new: Sequence[str], *,
+                 renames: Mapping[str, str] | None = None) -> Callable[[str], Any]:
     """The ``__getattr__`` of module ``old``, moved to ``new``: it looks a name up in each of
-    the ``new`` modules in turn (private names too) and warns that ``old`` is deprecated
-    (naming the first of ``new``).
+    the ``new`` modules in turn (private names too; a name in ``renames`` under its new name)
+    and warns that ``old`` is deprecated (naming the first of ``new``).
 
     The warning goes to the code reading the name; code inside ``kvopt`` itself is not warned
     (the modules not yet moved over are listed in ``tests/test_deprecations.py``), so that
@@ -52,8 +54,10 @@ def moved_module(old: str, new: Sequence[str]) -> Callable[[str], Any]:
             raise AttributeError(name)
         caller = str(sys._getframe(1).f_globals.get("__name__", ""))
         if not caller.startswith("kvopt."):
-            warnings.warn(f"{old} is deprecated; import from {new[0]} instead",
+            also = f" (as {renames[name]})" if renames and name in renames else ""
+            warnings.warn(f"{old} is deprecated; import from {new[0]} instead{also}",
                           DeprecationWarning, stacklevel=2)
+        name = renames.get(name, name) if renames else name
         for target in new:
             mod = importlib.import_module(target)
             if hasattr(mod, name):
@@ -78,3 +82,18 @@ def renamed_names(module: str, renames: Mapping[str, str], *,
         return ns[new]
 
     return __getattr__
+
+
+def callable_module(module: str, target: str, name: str) -> None:
+    """Make the (deprecated) module ``module`` callable as ``target.name``, with a
+    :class:`DeprecationWarning`: for a module that shares its name with a function of its
+    package (``kvopt.queueing.simulate``), which the module replaces as the package's
+    attribute once it is imported."""
+
+    class _CallableModule(types.ModuleType):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            warnings.warn(f"{module}(...) is deprecated; use {target}.{name}",
+                          DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(target), name)(*args, **kwargs)
+
+    sys.modules[module].__class__ = _CallableModule

@@ -6,7 +6,8 @@ Main entry points
   limited preemption (corrected Lemma 1; ``"trail-printed"`` is the paper's printed form);
 * :func:`classical_mean` / :func:`classical_given_size` -- P-K, SJF, PSJF, SRPT oracles;
 * :func:`soap_mean_response` -- a numerical SOAP evaluator that needs only a rank function;
-* :func:`simulate` -- event-driven M/G/1 simulator with the age-proportional memory model;
+* :func:`simulate_queue` -- event-driven M/G/1 simulator with the age-proportional memory
+  model (:class:`QueueResult`);
 * :func:`parse_sizes`, :func:`parse_predictions` -- distributions from spec strings.
 
 Examples
@@ -17,6 +18,7 @@ Examples
 1.6616
 """
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.queueing.classical import classical_given_size, classical_mean
 from kvopt.queueing.distributions import (
     BoundedPareto,
@@ -38,13 +40,18 @@ from kvopt.queueing.predictions import (
     UniformNoise,
     parse_predictions,
 )
-from kvopt.queueing.simulate import SimResult, simulate
-from kvopt.queueing.soap import POLICIES, SoapModel
+from kvopt.queueing.simulator import QueueResult, simulate_queue
+from kvopt.queueing.soap import SOAP_POLICIES, SoapModel
 
 __all__ = [
     "BoundedPareto", "Deterministic", "Empirical", "Exponential", "HyperExponential", "LogT",
     "SizeDistribution", "Uniform", "parse_sizes", "ExpPredictions", "LogNormalNoise",
     "Perfect", "PredictionModel", "UniformNoise", "parse_predictions", "SoapModel",
-    "POLICIES", "classical_mean", "classical_given_size", "soap_mean_response", "simulate",
-    "SimResult",
+    "SOAP_POLICIES", "classical_mean", "classical_given_size", "soap_mean_response",
+    "simulate_queue", "QueueResult",
 ]
+
+#: Deprecated names (one release): ``simulate``, ``SimResult`` and ``POLICIES`` clashed with
+#: :func:`kvopt.sim.simulate`, :class:`kvopt.sim.SimResult` and :data:`kvopt.sim.POLICIES`.
+__getattr__ = renamed_names(__name__, {"simulate": "simulate_queue", "SimResult": "QueueResult",
+                                       "POLICIES": "SOAP_POLICIES"})

@@ -36,14 +36,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.core.errors import UsageError
 from kvopt.queueing._quad import PiecewiseLegendre, panel_nodes
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import PredictionModel
 
-__all__ = ["SoapModel", "POLICIES", "check_policy"]
+__all__ = ["SOAP_POLICIES", "SoapModel", "check_policy"]
 
-POLICIES = ("fcfs", "spjf", "pspjf", "sprpt", "trail", "trail-printed")
+#: Policies of the SOAP formulas (:class:`SoapModel`; ``kvopt queueing POLICY``).
+SOAP_POLICIES = ("fcfs", "spjf", "pspjf", "sprpt", "trail", "trail-printed")
 _FORM = {"sprpt": "sprpt", "trail-printed": "printed"}
 _WHAT = {"spjf": ("le", "lt"), "pspjf": ("le", "lt", "m2"), "sprpt": ("le", "lt", "m2", "rec"),
          "trail": ("le", "lt", "m2", "rec"), "trail-printed": ("le", "lt", "m2", "rec")}
@@ -60,9 +62,9 @@ def check_policy(policy: str, C: float | None) -> tuple[str, float]:
     ('sprpt', 1.0)
     """
     p = _ALIASES.get(policy.lower(), policy.lower())
-    if p not in POLICIES:
+    if p not in SOAP_POLICIES:
         raise UsageError("policy", f"unknown policy {policy!r}; choose from "
-                         f"{', '.join(POLICIES + tuple(_ALIASES))}")
+                         f"{', '.join(SOAP_POLICIES + tuple(_ALIASES))}")
     if p in ("trail", "trail-printed"):
         if C is None:
             raise UsageError("C", f"policy {p!r} needs --C (e.g. 0.8)")
@@ -501,3 +503,7 @@ class SoapModel:
         phi = mu["lt"] / (1 - mu["lt"])
         dens = mu["nu1"] if p == "pspjf" else mu["pi"]
         return ew + ex + float((wu * phi * dens).sum())
+
+
+#: Deprecated (one release): ``POLICIES``, a name that clashed with :data:`kvopt.sim.POLICIES`.
+__getattr__ = renamed_names(__name__, {"POLICIES": "SOAP_POLICIES"})

@@ -21,7 +21,7 @@ import numpy as np
 
 from kvopt.queueing.distributions import parse_sizes
 from kvopt.queueing.predictions import parse_predictions
-from kvopt.queueing.simulate import simulate
+from kvopt.queueing.simulator import simulate_queue
 from kvopt.queueing.soap import SoapModel
 from kvopt.report.writers import table
 
@@ -50,7 +50,8 @@ def agreement_rows(n: int, seed: int, loads: Sequence[float] = (0.3, 0.6, 0.9),
                 pm = parse_predictions(pred)
                 f = SoapModel(d, pm, lam).mean_response(pol, C)
                 nj = int(2.5 * n) if rho >= 0.9 else n
-                s = simulate(pol, lam, d, pm, C, n_jobs=nj, seed=seed + 100 * k + int(10 * rho))
+                s = simulate_queue(pol, lam, d, pm, C, n_jobs=nj,
+                                   seed=seed + 100 * k + int(10 * rho))
                 z = (s.mean_response - f) / s.se
                 yield spec, pol, pred, C, rho, f, s.mean_response, s.se, z
 

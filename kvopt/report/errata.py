@@ -15,7 +15,7 @@ import numpy as np
 
 from kvopt.queueing.distributions import parse_sizes
 from kvopt.queueing.predictions import parse_predictions
-from kvopt.queueing.simulate import simulate
+from kvopt.queueing.simulator import simulate_queue
 from kvopt.queueing.soap import SoapModel
 from kvopt.report.writers import table
 
@@ -92,14 +92,14 @@ def errata_markdown(n_sim: int = 1_000_000, seed: int = 0,
         for lam in (0.5, 0.9):
             m = SoapModel(d, pm, lam)
             for c in (0.2, 0.5, 1.0):
-                s = simulate("trail", lam, d, pm, c, n_jobs=n_sim, seed=seed)
+                s = simulate_queue("trail", lam, d, pm, c, n_jobs=n_sim, seed=seed)
                 a, b = m.mean_response("trail", c), m.mean_response("trail-printed", c)
                 rows.append([f"{lam:g}", f"{c:g}", f"{s.mean_response:.4f} ± {s.se:.4f}",
                              f"{a:.4f} ({(s.mean_response - a) / s.se:+.1f})",
                              f"{b:.4f} ({(s.mean_response - b) / s.se:+.1f})"])
         out += _md(["λ", "C", "simulated ± SE", "corrected (z)", "printed (z)"], rows)
         # conditional means per (x, r) bin
-        s = simulate("trail", 0.5, d, pm, 0.5, n_jobs=2 * n_sim, seed=seed + 1)
+        s = simulate_queue("trail", 0.5, d, pm, 0.5, n_jobs=2 * n_sim, seed=seed + 1)
         keep = slice(int(0.1 * s.responses.size), int(0.95 * s.responses.size))
         X, Y, T = s.sizes[keep], s.predictions[keep], s.responses[keep]
         m = SoapModel(d, pm, 0.5)

@@ -19,7 +19,7 @@ import numpy as np
 
 from kvopt.queueing.distributions import SizeDistribution
 from kvopt.queueing.predictions import PredictionModel
-from kvopt.queueing.simulate import simulate
+from kvopt.queueing.simulator import simulate_queue
 from kvopt.queueing.soap import SoapModel
 from kvopt.report.writers import save_figure
 
@@ -55,7 +55,7 @@ def fig8_data(lams: Sequence[float] | np.ndarray, Cs: Sequence[float] | np.ndarr
             out["formula"][i, j] = model.mean_response("trail", float(C))
             # common random numbers across C at a given lam
             rng = np.random.default_rng(seeds[j])
-            s = simulate("trail", float(lam), sizes, predictions, float(C), n_jobs=n_jobs,
+            s = simulate_queue("trail", float(lam), sizes, predictions, float(C), n_jobs=n_jobs,
                          seed=rng)
             out["sim"][i, j], out["se"][i, j] = s.mean_response, s.se
             out["peak_memory"][i, j], out["mean_memory"][i, j] = s.peak_memory, s.mean_memory

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.io import atomic_write_text
@@ -51,7 +52,8 @@ from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
 from kvopt.sim.engine import LivelockError
 
-POLICIES = ("mcsf", "ssjf", "amax", "amin", "sprpt", "trail", "tie")
+#: Policies of the price-of-prediction report (:func:`price_rows`).
+PRICE_POLICIES = ("mcsf", "ssjf", "amax", "amin", "sprpt", "trail", "tie")
 DEFAULT_ERRORS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -65,7 +67,7 @@ def _spec(policy: str, e: float) -> tuple[Any, dict[str, Any]]:
         return None, {"sigma0": e, "bins": 0, "C": 0.8}
     if policy == "tie":
         return {"kind": "logt", "scale": max(e, 1e-3)}, {}
-    raise UsageError("policy", f"must be one of {POLICIES}, got {policy!r}")
+    raise UsageError("policy", f"must be one of {PRICE_POLICIES}, got {policy!r}")
 
 
 def small_instance(rng: np.random.Generator, n: int) -> Instance:
@@ -89,7 +91,7 @@ def large_instance(rng: np.random.Generator, n: int) -> Instance:
 
 
 def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20, n: int = 7,
-               seed: int = 0, policies: Sequence[str] = POLICIES, large: int = 0,
+               seed: int = 0, policies: Sequence[str] = PRICE_POLICIES, large: int = 0,
                large_n: int = 200, time_limit: float = 60.0) -> list[dict[str, Any]]:
     """One row per (scale, policy, error level): mean and max ratio over instances.
 
@@ -110,8 +112,8 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
         if not 0 <= e <= 1.5:
             raise UsageError("errors", f"each must be in [0, 1.5], got {e}")
     for p in policies:
-        if p not in POLICIES:
-            raise UsageError("policies", f"each must be one of {POLICIES}, got {p!r}")
+        if p not in PRICE_POLICIES:
+            raise UsageError("policies", f"each must be one of {PRICE_POLICIES}, got {p!r}")
     rng = np.random.default_rng(seed)
     cases: list[tuple[str, Instance, float, bool]] = []
     dropped = 0
@@ -257,3 +259,7 @@ def write_price_report(out: Path, rows: list[dict[str, Any]], command: str) -> l
     atomic_write_text(out / "price.csv", price_csv(rows))
     price_plot(rows, out / "price.png")
     return [out / "price.md", out / "price.csv", out / "price.png"]
+
+
+#: Deprecated (one release): ``POLICIES``, a name that clashed with :data:`kvopt.sim.POLICIES`.
+__getattr__ = renamed_names(__name__, {"POLICIES": "PRICE_POLICIES"})

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.theory import ratios as rt
 from kvopt.theory.rayleigh import harmonic, lambda_max, paper_fit
 
-#: Policies :func:`ratio_values` knows.
-POLICIES = ("amin", "amax", "arandom", "a-l", "mcsf", "hsf")
+#: Policies :func:`ratio_values` knows (``kvopt ratio POLICY``).
+RATIO_POLICIES = ("amin", "amax", "arandom", "a-l", "mcsf", "hsf")
 
 
 def ratio_values(policy: str, *, l: int, u: int, alpha: float, s: float = 0.0,
@@ -57,3 +58,7 @@ def ratio_values(policy: str, *, l: int, u: int, alpha: float, s: float = 0.0,
     else:  # hsf
         doc.update(ratio=1.0, kind="the benchmark itself")
     return doc
+
+
+#: Deprecated (one release): ``POLICIES``, a name that clashed with :data:`kvopt.sim.POLICIES`.
+__getattr__ = renamed_names(__name__, {"POLICIES": "RATIO_POLICIES"})

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvopt.queueing.simulate import simulate_jobs
+from kvopt.queueing.simulator import simulate_jobs
 
 jobs = st.lists(st.tuples(st.floats(0.0, 5.0), st.floats(0.01, 3.0), st.floats(0.05, 4.0)),
                 min_size=1, max_size=25)

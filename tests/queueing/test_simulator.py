@@ -7,7 +7,7 @@ import pytest
 from kvopt.core.errors import UsageError
 from kvopt.queueing.distributions import parse_sizes
 from kvopt.queueing.predictions import parse_predictions
-from kvopt.queueing.simulate import batch_means, simulate, simulate_jobs
+from kvopt.queueing.simulator import batch_means, simulate_jobs, simulate_queue
 from kvopt.queueing.soap import SoapModel
 
 
@@ -67,7 +67,7 @@ def test_memory_hand_example():
 def test_nonpreemptive_memory_matches_oracle():
     # time-average memory of a non-preemptive policy is lam E[S^2] / 2 (H = lam G)
     lam, d = 0.7, parse_sizes("exp:1")
-    mems = [simulate("sjf", lam, d, n_jobs=100_000, seed=s).mean_memory for s in range(4)]
+    mems = [simulate_queue("sjf", lam, d, n_jobs=100_000, seed=s).mean_memory for s in range(4)]
     se = np.std(mems, ddof=1) / 2
     assert abs(np.mean(mems) - lam * d.moment(2) / 2) < 4 * se + 0.01
 
@@ -82,7 +82,7 @@ def _check(policy, spec, pred, rho, C=None, n=200_000, seed=11):
     lam = rho / d.mean
     pm = parse_predictions(pred)
     f = SoapModel(d, pm, lam).mean_response(policy, C)
-    s = simulate(policy, lam, d, pm, C, n_jobs=n, seed=seed)
+    s = simulate_queue(policy, lam, d, pm, C, n_jobs=n, seed=seed)
     z = (s.mean_response - f) / s.se
     assert abs(z) < 3, f"{policy} {spec} {pred} rho={rho} C={C}: sim {s.mean_response:.4f} " \
                        f"+- {s.se:.4f} vs formula {f:.4f} (z={z:.2f})"
@@ -128,7 +128,7 @@ def test_formula_vs_simulation_grid(policy, C, pred, spec, rho):
 def test_printed_formula_rejected_by_simulation():
     d, pm = parse_sizes("exp:1"), parse_predictions("exp")
     m = SoapModel(d, pm, 0.5)
-    s = simulate("trail", 0.5, d, pm, 0.2, n_jobs=2_000_000, seed=3)
+    s = simulate_queue("trail", 0.5, d, pm, 0.2, n_jobs=2_000_000, seed=3)
     assert abs(s.mean_response - m.mean_response("trail", 0.2)) < 3 * s.se
     assert abs(s.mean_response - m.mean_response("trail-printed", 0.2)) > 10 * s.se
 
@@ -154,7 +154,7 @@ def test_formula_vs_simulation_heavy_tails(policy, spec, pred, rho, C):
     d, pm = parse_sizes(spec), parse_predictions(pred)
     lam = rho / d.mean
     f = SoapModel(d, pm, lam).mean_response(policy, C)
-    means = [simulate(policy, lam, d, pm, C, n_jobs=250_000, seed=1000 + k).mean_response
+    means = [simulate_queue(policy, lam, d, pm, C, n_jobs=250_000, seed=1000 + k).mean_response
              for k in range(16)]
     se = np.std(means, ddof=1) / np.sqrt(len(means))
     assert abs(np.mean(means) - f) < 3 * se, (np.mean(means), se, f)
@@ -163,7 +163,7 @@ def test_formula_vs_simulation_heavy_tails(policy, spec, pred, rho, C):
 def test_per_size_and_per_job_means_vs_simulation():
     # jobs binned by size (and prediction): the bin mean should match E[T(x)] / E[T(x, r)]
     d, pm = parse_sizes("exp:1"), parse_predictions("exp")
-    s = simulate("trail", 0.5, d, pm, 0.5, n_jobs=400_000, seed=21)
+    s = simulate_queue("trail", 0.5, d, pm, 0.5, n_jobs=400_000, seed=21)
     keep = slice(int(0.1 * s.sizes.size), int(0.95 * s.sizes.size))
     X, Y, T = s.sizes[keep], s.predictions[keep], s.responses[keep]
     m = SoapModel(d, pm, 0.5)
