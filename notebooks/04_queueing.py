@@ -30,7 +30,7 @@ from kvopt.queueing import (
     classical_mean,
     parse_predictions,
     parse_sizes,
-    simulate,
+    simulate_queue,
     soap_mean_response,
 )
 
@@ -71,7 +71,7 @@ for C, a, b in zip(Cs, corrected, printed, strict=True):
 # %%
 rows = []
 for policy, C in (("sprpt", None), ("trail", 0.2), ("trail", 0.8)):
-    sim = simulate(policy, 0.7, sizes, preds, C, n_jobs=N_JOBS, seed=1)
+    sim = simulate_queue(policy, 0.7, sizes, preds, C, n_jobs=N_JOBS, seed=1)
     f = SoapModel(sizes, preds, 0.7).mean_response(policy, C)
     rows.append((policy, C, f, sim.mean_response, sim.se))
     print(f"{policy:6s} C={C}  formula {f:.4f}  simulated {sim.mean_response:.4f} +- {sim.se:.4f}"
@@ -81,7 +81,7 @@ for policy, C in (("sprpt", None), ("trail", 0.2), ("trail", 0.8)):
 # ## 4. Printed vs corrected Lemma 1 against one simulation (lambda = 0.5, C = 0.2)
 
 # %%
-sim = simulate("trail", 0.5, sizes, preds, 0.2, n_jobs=N_JOBS, seed=2)
+sim = simulate_queue("trail", 0.5, sizes, preds, 0.2, n_jobs=N_JOBS, seed=2)
 m05 = SoapModel(sizes, preds, 0.5)
 print(f"simulated {sim.mean_response:.4f} +- {sim.se:.4f}")
 print(f"corrected {m05.mean_response('trail', 0.2):.4f}   printed "
@@ -109,6 +109,6 @@ ax.set_ylabel("E[T], λ = 0.9")
 ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
-mem = [simulate("trail", 0.9, sizes, preds, C, n_jobs=N_JOBS // 2, seed=3).mean_memory
+mem = [simulate_queue("trail", 0.9, sizes, preds, C, n_jobs=N_JOBS // 2, seed=3).mean_memory
        for C in (0.01, 0.5, 1.0)]
 print("time-average memory (sum of ages) at C = 0.01, 0.5, 1:", np.round(mem, 3))
