@@ -50,7 +50,12 @@ from kvopt.core import (
     load_instance,
     load_schedule,
 )
-from kvopt.core.errors import InvalidScheduleError, MemoryBudgetError, UsageError
+from kvopt.core.errors import (
+    InvalidScheduleError,
+    MemoryBudgetError,
+    UsageError,
+    UsageTypeError,
+)
 from kvopt.core.io import shipped_path
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers (not imported at run time)
@@ -93,6 +98,7 @@ __all__ = [
     "SolverNotAvailableError",
     "SpecError",
     "UsageError",
+    "UsageTypeError",
     "Violation",
     "__version__",
     "check_schedule",

@@ -5,7 +5,11 @@ CLI can print it and exit with code 2:
 
 - :class:`InvalidInstanceError` -- the content of an instance (a field of the JSON or CSV);
 - :class:`InvalidScheduleError` -- the content of a schedule file;
-- :class:`UsageError` -- a command-line flag or an API argument that is not instance data.
+- :class:`UsageError` -- a command-line flag or an API argument that is not instance data
+  (:class:`UsageTypeError` when its type is wrong).
+
+Each is also the builtin exception that describes it (``ValueError``, ``TypeError``), so code
+written ``except ValueError`` keeps working.
 
 Anything else that escapes is an internal error (a bug), never reported as a user mistake.
 """
@@ -68,6 +72,17 @@ class UsageError(KvoptError, ValueError):
         self.field = flag
         self.reason = reason
         super().__init__(f"invalid {flag}: {reason}")
+
+
+class UsageTypeError(UsageError, TypeError):
+    """An API argument of the wrong type (a :class:`UsageError` and a :class:`TypeError`).
+
+    Examples
+    --------
+    >>> err = UsageTypeError("policy", "must be a name, a policy object or a function, got 3")
+    >>> isinstance(err, TypeError), isinstance(err, ValueError), str(err)
+    (True, True, 'invalid policy: must be a name, a policy object or a function, got 3')
+    """
 
 
 class MemoryBudgetError(UsageError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 
@@ -125,7 +126,7 @@ def mcsf_starts(
     [0, 0]
     """
     if not instance.is_slotted:
-        raise ValueError("mcsf_starts needs a slotted instance (time_unit='step')")
+        raise UsageError("time_unit", "mcsf_starts needs a slotted instance (time_unit='step')")
     n = instance.n
     s, o, a = instance.prompt, instance.output, instance.arrival
     q = o if pred is None else np.asarray(pred, dtype=np.int64)

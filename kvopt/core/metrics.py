@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import evaluate_goodput
@@ -90,7 +91,8 @@ def latencies(instance: Instance, schedule: Schedule, *, seconds: bool = False
         return (c - instance.arrival).astype(np.float64)
     if instance.is_slotted:
         if schedule.times is None:
-            raise ValueError("seconds=True needs a schedule with times on a slotted instance")
+            raise UsageError("seconds", "seconds=True needs a schedule with times on a slotted "
+                                        "instance")
         # slot instance simulated with real step times: latency from the arrival slot's time
         return schedule.time_of(c) - schedule.time_of(instance.arrival)
     return schedule.time_of(c) - instance.arrival

@@ -377,9 +377,9 @@ class LogT(SizeDistribution):
 
     def __post_init__(self) -> None:
         if not (self.sigma > 0 and self.nu > 0 and self.xmax > 0):
-            raise ValueError("logt needs sigma > 0, nu > 0 and xmax > 0")
+            raise UsageError("logt", "needs sigma > 0, nu > 0 and xmax > 0")
         if self.mode not in ("censor", "truncate"):
-            raise ValueError("logt mode must be 'censor' or 'truncate'")
+            raise UsageError("mode", "must be 'censor' or 'truncate'")
         d = PredLogT(self.mu, self.sigma, self.nu)
         object.__setattr__(self, "_d", d)
         zmax = float(self._z(self.xmax))

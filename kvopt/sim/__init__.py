@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.core.metrics import Metrics, compute_metrics
 from kvopt.core.schedule import Schedule
@@ -132,7 +132,8 @@ def make_policy(instance: Instance, policy: str | Callable[..., Any] | Policy,
         return policy
     if callable(policy):
         return FunctionPolicy(policy)
-    raise TypeError(f"policy must be a name, a policy object or a function, got {policy!r}")
+    raise UsageTypeError("policy", f"must be a name, a policy object or a function, got "
+                                   f"{policy!r}")
 
 
 def engine_config(instance: Instance, policy: str | Any, pol: Any,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.predictions.predictors import LogTPredictor, lognormal_point, noisy_point
 
@@ -88,7 +89,7 @@ def resolve_predictions(instance: Instance, spec: Any, rng: np.random.Generator)
     if isinstance(spec, str):
         if spec == "exact":
             return Predictions(o.copy(), o.copy(), o.copy(), "exact")
-        raise ValueError(f"unknown predictions {spec!r}")
+        raise UsageError("predictions", f"unknown predictions {spec!r}")
     if isinstance(spec, dict):
         kind = spec.get("kind", "uniform")
         if kind == "uniform":
@@ -111,8 +112,9 @@ def resolve_predictions(instance: Instance, spec: Any, rng: np.random.Generator)
         if kind == "buckets":
             lo, hi = buckets(o, int(spec.get("width", 100)))
             return Predictions(None, lo, hi, f"buckets(width={spec.get('width', 100)})")
-        raise ValueError(f"unknown prediction noise kind {kind!r}")
+        raise UsageError("predictions", f"unknown prediction noise kind {kind!r}")
     arr = np.asarray(spec)
     if arr.shape != (instance.n,):
-        raise ValueError(f"point predictions need shape ({instance.n},), got {arr.shape}")
+        raise UsageError("predictions", f"point predictions need shape ({instance.n},), got "
+                                        f"{arr.shape}")
     return Predictions(np.maximum(np.rint(arr), 1).astype(np.int64), None, None, "array")

@@ -131,9 +131,9 @@ class RankPolicy(Policy):
     def __init__(self, name: str, r0: NDArray[np.float64], *, C: float = 0.8,
                  predictor: RefinedPredictor | None = None, age: str = "run") -> None:
         if not C >= 0:
-            raise ValueError(f"C must be >= 0, got {C}")
+            raise UsageError("C", f"must be >= 0, got {C}")
         if age not in ("run", "attained"):
-            raise ValueError(f"age must be 'run' or 'attained', got {age!r}")
+            raise UsageError("age", f"must be 'run' or 'attained', got {age!r}")
         self.age_mode = age
         self.name = name
         self.r0 = np.asarray(r0, dtype=np.float64)
@@ -389,11 +389,15 @@ class TiePolicy(KeyGreedyPolicy):
         if not isinstance(decay, bool):
             raise UsageError("decay", f"must be true or false, got {decay!r}")
         if family not in ("logt", "lognormal"):
-            raise ValueError(f"family must be 'logt' or 'lognormal', got {family!r}")
+            raise UsageError("family", f"must be 'logt' or 'lognormal', got {family!r}")
         if beta != "adaptive" and not (isinstance(beta, (int, float)) and beta >= 0):
-            raise ValueError(f"beta must be 'adaptive' or a number >= 0, got {beta!r}")
-        if batch_size < 1 or not 0 < gamma <= 1 or not tau > 0:
-            raise ValueError("batch_size >= 1, 0 < gamma <= 1 and tau > 0 required")
+            raise UsageError("beta", f"must be 'adaptive' or a number >= 0, got {beta!r}")
+        if batch_size < 1:
+            raise UsageError("batch_size", f"must be >= 1, got {batch_size!r}")
+        if not 0 < gamma <= 1:
+            raise UsageError("gamma", f"must be in (0, 1], got {gamma!r}")
+        if not tau > 0:
+            raise UsageError("tau", f"must be > 0, got {tau!r}")
         self.mu = np.asarray(mu, dtype=np.float64)
         self.sigma = np.asarray(sigma, dtype=np.float64)
         self.family, self.nu, self.cvar_alpha = family, float(nu), float(alpha)

@@ -36,6 +36,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.theory.rayleigh import worst_distribution
 
@@ -65,9 +66,9 @@ def integer_counts(weights: ArrayLike, n: int) -> NDArray[np.int64]:
     """
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.size == 0 or (w < 0).any() or w.sum() <= 0:
-        raise ValueError("weights must be a nonnegative, nonzero 1-D array")
+        raise UsageError("weights", "must be a nonnegative, nonzero 1-D array")
     if n < 0:
-        raise ValueError("n must be >= 0")
+        raise UsageError("n", f"must be >= 0, got {n}")
     exact = n * w / w.sum()
     base = np.floor(exact).astype(np.int64)
     rest = n - int(base.sum())
@@ -92,7 +93,7 @@ def counts_instance(counts: ArrayLike, *, l: int = 1, memory: int, s: int = 0,
     """
     c = np.asarray(counts, dtype=np.int64)
     if (c < 0).any() or c.sum() == 0:
-        raise ValueError("counts must be nonnegative with a positive total")
+        raise UsageError("counts", "must be nonnegative with a positive total")
     lengths = np.arange(l, l + c.size, dtype=np.int64)
     o = np.repeat(lengths, c)
     n = o.size
@@ -114,7 +115,7 @@ def two_point_instance(l: int, u: int, n_short: int, n_long: int, *, memory: int
     [4, 4, 4, 4, 4, 4, 4, 4, 16, 16]
     """
     if not 1 <= l <= u:
-        raise ValueError(f"need 1 <= l <= u, got {l}, {u}")
+        raise UsageError("l, u", f"need 1 <= l <= u, got {l}, {u}")
     counts = np.zeros(u - l + 1, dtype=np.int64)
     counts[0] += n_short
     counts[-1] += n_long
@@ -171,7 +172,7 @@ def amax_thm2_instance(l: int, u: int, a: int, b: int) -> Instance:
     [1, 1, 1, 1, 4, 4]
     """
     if not (1 <= l <= u and a >= 0 and b >= 0 and a + b > 0):
-        raise ValueError("need 1 <= l <= u and a, b >= 0 (not both 0)")
+        raise UsageError("l, u, a, b", "need 1 <= l <= u and a, b >= 0 (not both 0)")
     inst = two_point_instance(l, u, a * u, b * l, memory=l * u, s=0)
     return inst.replace(name=f"amax-thm2-l{l}-u{u}-a{a}-b{b}",
                         source="seed 000 Theorem 2 (kvopt.theory.adversarial)")
@@ -224,11 +225,11 @@ def thm41_instance(m: int, *, b: int = 0, r_offset: int = 0) -> Instance:
     (16, 9, 15, 14)
     """
     if m < 1:
-        raise ValueError("m must be >= 1")
+        raise UsageError("m", f"must be >= 1, got {m}")
     M = 4 * m * m
     r = b + M - m + r_offset
     if r < 0:
-        raise ValueError(f"release time r = {r} < 0")
+        raise UsageError("r_offset", f"release time r = {r} < 0")
     k = M // 2
     return Instance(memory=M, arrival=np.r_[0, np.full(k, r)].astype(np.int64),
                     prompt=np.ones(k + 1, dtype=np.int64),

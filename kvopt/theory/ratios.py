@@ -29,6 +29,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.theory.rayleigh import amin_ratio_lemma2, harmonic, lambda_max
 
 __all__ = [
@@ -89,7 +90,7 @@ THM43_RATIO = THM43_OPT_C * max(THM43_MCSF_C1, THM43_MCSF_C2)  # 9216 (not optim
 def _alpha(alpha: float) -> float:
     a = float(alpha)
     if not (0.0 < a <= 1.0):
-        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+        raise UsageError("alpha", f"must be in (0, 1], got {alpha!r}")
     return a
 
 
@@ -160,7 +161,7 @@ def amax_construction_at(alpha: float, r: float) -> float:
     """
     a = _alpha(alpha)
     if r < 0:
-        raise ValueError("r must be >= 0")
+        raise UsageError("r", f"must be >= 0, got {r}")
     return (r + a) * (r + 1.0) / (a * (r * r + 2.0 * a * r + 1.0))
 
 
@@ -233,7 +234,7 @@ def amin_rayleigh(alpha: float | None = None, *, u: int | None = None, l: int = 
     """
     if u is None:
         if alpha is None:
-            raise ValueError("give alpha or u")
+            raise UsageError("alpha", "give alpha or u")
         l, u = alpha_to_lu(alpha)
     return float(lambda_max(int(u), l=l, s=s))  # type: ignore[arg-type]
 
@@ -333,7 +334,7 @@ def amin_two_point_lus(l: float, u: float, s: float = 0.0) -> tuple[float, float
     (1.6246, 1.375)
     """
     if not (1 <= l <= u) or s < 0:
-        raise ValueError(f"need 1 <= l <= u and s >= 0, got l={l}, u={u}, s={s}")
+        raise UsageError("l, u, s", f"need 1 <= l <= u and s >= 0, got l={l}, u={u}, s={s}")
     if l == u:  # one length: nothing is ever evicted
         return 1.0, math.inf
     (n0, n1, n2), (d0, d1, d2) = _two_point_forms(l, u, s)
@@ -414,7 +415,7 @@ def amin_geometric(q: float, u: int | None = None) -> float:
     1.55606
     """
     if not (0.0 <= q < 1.0):
-        raise ValueError("q must be in [0, 1)")
+        raise UsageError("q", f"must be in [0, 1), got {q}")
     if u is None:
         u = max(8, math.ceil(60.0 / (1.0 - q)) + 8)
     k = np.arange(1, u + 1, dtype=np.float64)
@@ -433,7 +434,7 @@ def amin_lg(q: float) -> float:
     1.532374
     """
     if not (0.0 <= q < 1.0):
-        raise ValueError("q must be in [0, 1)")
+        raise UsageError("q", f"must be in [0, 1), got {q}")
     num = (1 + q) ** 2 * (1 + 3 * q + 6 * q**2 + 3 * q**3 + q**4)
     den = 1 + 2 * q + 11 * q**2 + 8 * q**3 + 11 * q**4 + 2 * q**5 + q**6
     return num / den

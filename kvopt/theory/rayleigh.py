@@ -42,6 +42,8 @@ import scipy.linalg
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
+from kvopt.core.errors import UsageError, UsageTypeError
+
 __all__ = [
     "PAPER_FIT",
     "EigenResult",
@@ -67,11 +69,11 @@ PAPER_FIT = (0.2555, 0.2793, 1.1587)
 
 def _check(l: int, u: int, s: float) -> None:
     if not (isinstance(l, (int, np.integer)) and isinstance(u, (int, np.integer))):
-        raise TypeError(f"l and u must be integers, got {l!r}, {u!r}")
+        raise UsageTypeError("l, u", f"must be integers, got {l!r}, {u!r}")
     if l < 1 or u < l:
-        raise ValueError(f"need 1 <= l <= u, got l={l}, u={u}")
+        raise UsageError("l, u", f"need 1 <= l <= u, got l={l}, u={u}")
     if s < 0:
-        raise ValueError(f"need s >= 0, got s={s}")
+        raise UsageError("s", f"need s >= 0, got s={s}")
 
 
 def _delta(l: int, u: int, s: float) -> NDArray[np.float64]:

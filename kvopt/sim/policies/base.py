@@ -149,7 +149,7 @@ class ReplayPolicy(Policy):
     def reset(self, st: SimState) -> None:
         sc = self.sched
         if sc.run_request.size and int(sc.run_request.max()) >= st.n:
-            raise ValueError("replay: schedule has more requests than the instance")
+            raise UsageError("schedule", "replay: the schedule has more requests than the instance")
         order = np.argsort(sc.run_start, kind="stable")
         self.adm_slot = sc.run_start[order]
         self.adm_req = sc.run_request[order]

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
 from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.policies.base import (
@@ -112,7 +112,7 @@ class FutureMemoryPolicy(Policy):
                  tie_order: Sequence[int] | NDArray[np.int64] | None = None,
                  **extra: Any) -> None:
         if extra:
-            raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
+            raise UsageTypeError("options", f"{name}: unknown option(s) {sorted(extra)}")
         if order not in ("pred", "arrival", "fifo"):
             raise UsageError("order", f"must be pred, arrival or fifo, got {order!r}")
         if ties not in TIES:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.policies.base import (
     _EMPTY,
@@ -65,7 +65,7 @@ class GreedyPolicy(Policy):
                  overflow: str = "preempt", beta: float = 0.1, stall: bool = True,
                  **extra: Any) -> None:
         if extra:
-            raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
+            raise UsageTypeError("options", f"{name}: unknown option(s) {sorted(extra)}")
         if order not in ("arrival", "length", "deadline"):
             raise UsageError("order", f"must be arrival, length or deadline, got {order!r}")
         if overflow not in ("preempt", "clear-all", "beta"):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.sim.gmax import GmaxPolicy
@@ -126,7 +126,7 @@ def _replay(inst: Instance, pr: Predictions, *, schedule: Schedule | None = None
     if schedule is None:
         raise UsageError("schedule", "replay needs the schedule to replay")
     if kw:
-        raise TypeError(f"replay: unknown option(s) {sorted(kw)}")
+        raise UsageTypeError("options", f"replay: unknown option(s) {sorted(kw)}")
     return ReplayPolicy(schedule)
 
 
@@ -292,7 +292,7 @@ def policy_info(name: str) -> PolicyInfo:
 modes=('restart',))
     """
     if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; choose from {sorted(POLICIES)}")
+        raise UsageError("policy", f"unknown policy {name!r}; choose from {sorted(POLICIES)}")
     return POLICY_INFO.get(name, PolicyInfo())
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.sim.steptime.engine_costs import (
     ENGINE_CALIBRATION,
     load_engine_costs,
@@ -191,5 +191,5 @@ def get_step_time(spec: str | os.PathLike[str] | StepTimeModel) -> StepTimeModel
                                       f"{sorted(STEP_TIME_MODELS)} or give a fitted-model "
                                       f"JSON file")
     if not hasattr(spec, "durations"):
-        raise TypeError("a step-time model needs a durations(...) method")
+        raise UsageTypeError("step_time", "a step-time model needs a durations(...) method")
     return spec
