@@ -27,7 +27,7 @@ import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,7 +37,9 @@ from kvopt.core.slo import SLO_ARRAYS, GoodputRule, SLOSpec
 
 SCHEMA = "kvopt.instance"
 SCHEMA_VERSION = 1
-TIME_UNITS = ("step", "second")
+#: Unit of the arrivals: decision-point (slot) indices or seconds (a trace).
+TimeUnit = Literal["step", "second"]
+TIME_UNITS: tuple[TimeUnit, ...] = get_args(TimeUnit)
 #: KV capacity (tokens) of Llama-2-70B on 2xA100 used by seed 001 (Sec. 5.2); the default
 #: memory when a trace CSV is read without an explicit ``memory``.
 DEFAULT_TRACE_MEMORY = 16492
@@ -153,7 +155,7 @@ class Instance:
     pred_lower: NDArray[np.int64] | None = None
     pred_upper: NDArray[np.int64] | None = None
     pred_point: NDArray[np.float64] | None = None
-    time_unit: str = "step"
+    time_unit: TimeUnit = "step"
     name: str | None = None
     source: str | None = None
     expected: dict[str, Any] = field(default_factory=dict)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -59,7 +59,9 @@ __all__ = [
 ]
 
 Float = NDArray[np.float64]
-MODES = ("censor", "conditional")
+#: Tokens past ``max_tokens``: counted at the cut-off (censor) or conditioned away.
+TruncationMode = Literal["censor", "conditional"]
+MODES: tuple[TruncationMode, ...] = get_args(TruncationMode)
 _GL_N = 16
 # quantile levels whose Z-values are shared panel end points (dense in both tails)
 _U_GRID = np.concatenate([np.logspace(-15, -2, 14), np.linspace(0.05, 0.95, 19),
@@ -74,7 +76,7 @@ def _gl(n: int) -> tuple[Float, Float]:
     return t, w
 
 
-def _check_mode(mode: str) -> None:
+def _check_mode(mode: TruncationMode) -> None:
     if mode not in MODES:
         raise UsageError("mode", f"must be one of {MODES}, got {mode!r}")
 
@@ -163,7 +165,7 @@ class LogLocationScale:
         return np.exp(self.mu + self.sigma * self.std_sample(size, rng))
 
     def sample_capped(self, size: Any, rng: np.random.Generator, max_tokens: float,
-                      mode: str = "censor") -> Float:
+                      mode: TruncationMode = "censor") -> Float:
         """Draws of the limited length (``min(X, max)``, or ``X | X <= max`` by rejection).
 
         Examples
@@ -258,7 +260,7 @@ class LogLocationScale:
         return float(val)
 
     # ----------------------------------------------------- limited-length moments
-    def truncated_mean(self, max_tokens: ArrayLike, mode: str = "censor") -> Float:
+    def truncated_mean(self, max_tokens: ArrayLike, mode: TruncationMode = "censor") -> Float:
         """``E[min(X, max)]`` (censor) or ``E[X | X <= max]`` (conditional).
 
         Examples
@@ -273,7 +275,8 @@ class LogLocationScale:
             return g + np.asarray(max_tokens, dtype=np.float64) * self.std_sf(zmax)
         return g / self.std_cdf(zmax)
 
-    def truncated_var(self, alpha: float, max_tokens: ArrayLike, mode: str = "censor") -> Float:
+    def truncated_var(self, alpha: float, max_tokens: ArrayLike,
+                      mode: TruncationMode = "censor") -> Float:
         """Value at risk ``inf{x : P(X~ <= x) >= alpha}`` of the limited length.
 
         Examples
@@ -288,7 +291,8 @@ class LogLocationScale:
             return np.minimum(self.ppf(alpha), xm)
         return np.minimum(self.ppf(alpha * self.std_cdf(self.z(xm))), xm)
 
-    def truncated_cvar(self, alpha: float, max_tokens: ArrayLike, mode: str = "censor") -> Float:
+    def truncated_cvar(self, alpha: float, max_tokens: ArrayLike,
+                       mode: TruncationMode = "censor") -> Float:
         """``CVaR_alpha`` of the limited length: the mean of its worst ``1 - alpha`` fraction.
 
         Examples
@@ -311,7 +315,7 @@ class LogLocationScale:
         return body / ((1 - alpha) * fz)
 
     def score(self, beta: ArrayLike, alpha: float, max_tokens: ArrayLike,
-              mode: str = "censor") -> Float:
+              mode: TruncationMode = "censor") -> Float:
         """TIE's score ``E[X~] + beta CVaR_alpha[X~]`` (notes/seed-004-002 §4.2).
 
         Examples

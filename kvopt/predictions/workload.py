@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
-from kvopt.core.instance import Instance
+from kvopt.core.instance import TIME_UNITS, Instance, TimeUnit
 
 __all__ = ["Workload", "heavy_tailed_workload"]
 
@@ -58,7 +58,7 @@ def heavy_tailed_workload(
     sigma_range: tuple[float, float] = (0.3, 0.9),
     prompt_median: float = 300.0,
     prompt_sd: float = 0.8,
-    time_unit: str = "second",
+    time_unit: TimeUnit = "second",
     catalog_seed: int = 0,
     seed: int = 0,
 ) -> Workload:
@@ -99,7 +99,7 @@ def heavy_tailed_workload(
         raise UsageError("n_prompts", f"must be >= 1, got {n_prompts}")
     if max_tokens < 1:
         raise UsageError("max_tokens", f"must be >= 1, got {max_tokens}")
-    if time_unit not in ("second", "step"):
+    if time_unit not in TIME_UNITS:
         raise UsageError("time_unit", f"must be 'second' or 'step', got {time_unit!r}")
     cat = np.random.default_rng(catalog_seed)
     mu_p = cat.normal(mu_mean, mu_sd, n_prompts)

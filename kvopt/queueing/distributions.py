@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import special
@@ -371,7 +371,7 @@ class LogT(SizeDistribution):
     sigma: float = 0.5
     xmax: float = 20.0
     nu: float = 3.5
-    mode: str = "censor"
+    mode: Literal["censor", "truncate"] = "censor"
     _lo: float = field(default=0.0, init=False)
     _d: Any = field(default=None, init=False)
 
@@ -564,8 +564,8 @@ def parse_sizes(spec: str) -> SizeDistribution:
         if kind == "bpareto" and len(v) == 3:
             return BoundedPareto(*v)
         if kind in ("logt", "logtt") and len(v) in (3, 4):
-            mode = "censor" if kind == "logt" else "truncate"
-            return LogT(v[0], v[1], v[2], v[3] if len(v) == 4 else 3.5, mode)
+            return LogT(v[0], v[1], v[2], v[3] if len(v) == 4 else 3.5,
+                        "censor" if kind == "logt" else "truncate")
     except ValueError as exc:  # UsageError of a constructor, or a ValueError of LogT
         raise UsageError("sizes", exc.reason if isinstance(exc, UsageError) else str(exc)
                          ) from None

@@ -70,14 +70,14 @@ generated.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
-from kvopt.predictions.distributions import LogNormal, LogT
+from kvopt.predictions.distributions import LogNormal, LogT, TruncationMode
 from kvopt.predictions.predictors import RefinedPredictor
 from kvopt.sim.engine import Decision, SimState, WaitQueue
 from kvopt.sim.policies import (
@@ -90,6 +90,10 @@ from kvopt.sim.policies import (
 )
 from kvopt.sim.policies.registry import ALL_MODES
 from kvopt.sim.predicted_lengths import Predictions
+
+#: The age TRAIL's limit ``C y`` is compared with: since the current start (a restarted
+#: request starts over) or all service attained so far.
+AgeMode = Literal["run", "attained"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _KEY_SCALE = float(2**30)
@@ -129,7 +133,7 @@ class RankPolicy(Policy):
     """
 
     def __init__(self, name: str, r0: NDArray[np.float64], *, C: float = 0.8,
-                 predictor: RefinedPredictor | None = None, age: str = "run") -> None:
+                 predictor: RefinedPredictor | None = None, age: AgeMode = "run") -> None:
         if not C >= 0:
             raise UsageError("C", f"must be >= 0, got {C}")
         if age not in ("run", "attained"):
@@ -376,10 +380,11 @@ class TiePolicy(KeyGreedyPolicy):
     """
 
     def __init__(self, name: str, mu: NDArray[np.float64], sigma: NDArray[np.float64], *,
-                 family: str = "logt", nu: float = 3.5, alpha: float = 0.9,
+                 family: Literal["logt", "lognormal"] = "logt", nu: float = 3.5, alpha: float = 0.9,
                  beta: float | str = "adaptive", batch_size: int = 256, gamma: float = 0.9,
                  tau: float = 30.0, decay: bool = True,
-                 max_tokens: NDArray[np.float64] | float = 2048.0, mode: str = "censor",
+                 max_tokens: NDArray[np.float64] | float = 2048.0,
+                 mode: TruncationMode = "censor",
                  **kw: Any) -> None:
         super().__init__(name, None, **kw)
         from kvopt.predictions.distributions import MODES
@@ -442,7 +447,7 @@ def _point(inst: Instance, pr: Predictions) -> NDArray[np.float64]:
 
 
 def _trail(inst: Instance, pr: Predictions, *, C: float = 0.8, refine: bool = True,
-           age: str | None = None,
+           age: AgeMode | None = None,
            sigma0: float = 0.5, rho: float = 0.5, every: int = 1, bins: int = 10,
            max_len: float | None = None, pred_seed: int = 0) -> Policy:
     if not isinstance(refine, bool):

@@ -40,6 +40,24 @@ def _number(name: str, value: Any, lo: float, hi: float, *, lo_open: bool = Fals
     return float(value)
 
 
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> Any:
+    """``value`` if it is one of ``allowed`` (the arguments of a ``Literal`` type), else a
+    :class:`UsageError` naming it.
+
+    Examples
+    --------
+    >>> _choice("ties", "random", ("arrival", "random", "redraw"))
+    'random'
+    >>> _choice("ties", "coin", ("arrival", "random", "redraw"))
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid ties: must be arrival, random or redraw, got 'coin'
+    """
+    if value not in allowed:
+        raise UsageError(name, f"must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
+                               f"got {value!r}")
+    return value
+
+
 def _flag(name: str, value: Any) -> bool:
     """``value`` as a bool (``True``/``False`` only), else a :class:`UsageError` naming it."""
     if not isinstance(value, (bool, np.bool_)):

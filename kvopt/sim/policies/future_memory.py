@@ -31,7 +31,7 @@ Overflow handling: :mod:`kvopt.sim.policies`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,6 +42,7 @@ from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.policies.base import (
     _EMPTY,
     Policy,
+    _choice,
     _clear_signature,
     _count,
     _flag,
@@ -50,8 +51,15 @@ from kvopt.sim.policies.base import (
     random_rank,
 )
 
+#: Scan order: ascending prediction (ties by ``ties``), arrival order, or FIFO with re-queueing.
+ScanOrder = Literal["pred", "arrival", "fifo"]
 #: Tie-break readings of :class:`FutureMemoryPolicy` (see its ``ties`` parameter).
-TIES = ("arrival", "random", "per-sort", "redraw")
+TieBreak = Literal["arrival", "random", "per-sort", "redraw"]
+TIES: tuple[TieBreak, ...] = get_args(TieBreak)
+#: A running request past its predicted length: projected to finish next step, or at its end.
+Overrun = Literal["next-step", "finished"]
+#: On memory overflow: clear every running request, evict the smallest bound first, or raise.
+FutureOverflow = Literal["clear-all", "evict-smallest", "error"]
 
 
 class FutureMemoryPolicy(Policy):
@@ -105,18 +113,16 @@ class FutureMemoryPolicy(Policy):
     12.0
     """
 
-    def __init__(self, name: str, pred: NDArray[np.int64], *, order: str = "pred",
-                 ties: str = "arrival", margin: float = 0.0, overrun: str = "next-step",
-                 overflow: str = "clear-all", raise_on_evict: bool = False,
+    def __init__(self, name: str, pred: NDArray[np.int64], *, order: ScanOrder = "pred",
+                 ties: TieBreak = "arrival", margin: float = 0.0, overrun: Overrun = "next-step",
+                 overflow: FutureOverflow = "clear-all", raise_on_evict: bool = False,
                  promote: tuple[int, int] | None = None,
                  tie_order: Sequence[int] | NDArray[np.int64] | None = None,
                  **extra: Any) -> None:
         if extra:
             raise UsageTypeError("options", f"{name}: unknown option(s) {sorted(extra)}")
-        if order not in ("pred", "arrival", "fifo"):
-            raise UsageError("order", f"must be pred, arrival or fifo, got {order!r}")
-        if ties not in TIES:
-            raise UsageError("ties", f"must be one of {', '.join(TIES)}, got {ties!r}")
+        order = _choice("order", order, get_args(ScanOrder))
+        ties = _choice("ties", ties, TIES)
         if tie_order is not None:
             if ties != "random":
                 raise UsageError("tie_order", f"needs ties=random, got ties={ties}")
@@ -125,11 +131,8 @@ class FutureMemoryPolicy(Policy):
                     np.sort(order_arr), np.arange(order_arr.shape[0])):
                 raise UsageError("tie_order", "must be a permutation of the request ids")
             tie_order = order_arr.astype(np.int64)
-        if overrun not in ("next-step", "finished"):
-            raise UsageError("overrun", f"must be next-step or finished, got {overrun!r}")
-        if overflow not in ("clear-all", "evict-smallest", "error"):
-            raise UsageError("overflow", f"must be clear-all, evict-smallest or error, got "
-                             f"{overflow!r}")
+        overrun = _choice("overrun", overrun, get_args(Overrun))
+        overflow = _choice("overflow", overflow, get_args(FutureOverflow))
         margin = _number("margin", margin, 0.0, 1.0, hi_open=True)
         raise_on_evict = _flag("raise_on_evict", raise_on_evict)
         if promote is not None:

@@ -15,22 +15,29 @@ Overflow handling: :mod:`kvopt.sim.policies`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import UsageError, UsageTypeError
+from kvopt.core.errors import UsageTypeError
 from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.policies.base import (
     _EMPTY,
     Policy,
+    _choice,
     _clear_signature,
     _flag,
     _number,
     arrival_rank,
     deadline_rank,
 )
+
+#: Admission order: arrival, true output length (shortest first), or absolute deadline (EDF).
+GreedyOrder = Literal["arrival", "length", "deadline"]
+#: On memory overflow: preempt the newest request repeatedly, clear all, or clear each with
+#: probability ``beta``.
+GreedyOverflow = Literal["preempt", "clear-all", "beta"]
 
 
 class GreedyPolicy(Policy):
@@ -61,15 +68,13 @@ class GreedyPolicy(Policy):
     (1, 16.0)
     """
 
-    def __init__(self, name: str, *, order: str = "arrival", alpha: float = 0.0,
-                 overflow: str = "preempt", beta: float = 0.1, stall: bool = True,
+    def __init__(self, name: str, *, order: GreedyOrder = "arrival", alpha: float = 0.0,
+                 overflow: GreedyOverflow = "preempt", beta: float = 0.1, stall: bool = True,
                  **extra: Any) -> None:
         if extra:
             raise UsageTypeError("options", f"{name}: unknown option(s) {sorted(extra)}")
-        if order not in ("arrival", "length", "deadline"):
-            raise UsageError("order", f"must be arrival, length or deadline, got {order!r}")
-        if overflow not in ("preempt", "clear-all", "beta"):
-            raise UsageError("overflow", f"must be preempt, clear-all or beta, got {overflow!r}")
+        order = _choice("order", order, get_args(GreedyOrder))
+        overflow = _choice("overflow", overflow, get_args(GreedyOverflow))
         alpha = _number("alpha", alpha, 0.0, 1.0, hi_open=True)
         beta = _number("beta", beta, 0.0, 1.0, lo_open=True)
         stall = _flag("stall", stall)

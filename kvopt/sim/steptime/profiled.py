@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -53,12 +53,13 @@ def load_operator_profile(model: str, tp: int, family: str = "a100") -> tuple[
 #: All-reduce profile tables: ``nvswitch`` = single-node rows of the DGX/HGX (NVSwitch) table
 #: (``devices_per_node == num_workers``), ``pairwise`` = GPU pairs joined by NVLink bridges
 #: (the other pairs over PCIe).
-INTERCONNECTS = ("auto", "nvswitch", "pairwise", "none")
+Interconnect = Literal["auto", "nvswitch", "pairwise", "none"]
+INTERCONNECTS: tuple[Interconnect, ...] = get_args(Interconnect)
 
 
 @lru_cache(maxsize=16)
 def load_all_reduce_profile(num_workers: int, family: str = "a100",
-                            interconnect: str = "pairwise") -> tuple[NDArray[np.float64],
+                            interconnect: Interconnect = "pairwise") -> tuple[NDArray[np.float64],
                                                                      NDArray[np.float64]]:
     """All-reduce median time (ms) by message size (bytes), Vidur profile.
 
@@ -98,7 +99,7 @@ def load_all_reduce_profile(num_workers: int, family: str = "a100",
     return size, isotonic_increasing(ms)
 
 
-def resolve_interconnect(interconnect: str, tp: int) -> str:
+def resolve_interconnect(interconnect: Interconnect, tp: int) -> Interconnect:
     """``auto`` -> ``none`` at TP 1, ``pairwise`` at TP 2 (an NVLink pair, the seed-001
     setting), ``nvswitch`` at TP >= 4 (inside one SXM server every GPU reaches every other
     through the NVSwitch).
@@ -219,7 +220,7 @@ class ProfiledStepTime:
     overhead: float = None  # type: ignore[assignment]  # None: GPU_TIME_OVERHEAD
     profile_model: str | None = None
     name: str = ""
-    interconnect: str = "auto"
+    interconnect: Interconnect = "auto"
     profile_scale: float = 1.0
     c_seq: float = 0.0
     ar_rank_latency: float = 0.0

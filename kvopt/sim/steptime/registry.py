@@ -23,10 +23,11 @@ from kvopt.sim.steptime.models import (
     StepTimeModel,
     UnitStepTime,
 )
-from kvopt.sim.steptime.profiled import ProfiledStepTime, RooflineStepTime
+from kvopt.sim.steptime.profiled import Interconnect, ProfiledStepTime, RooflineStepTime
 
 
-def _profiled(config: ModelConfig, tp: int, gpu: GPUSpec = A100, interconnect: str = "auto",
+def _profiled(config: ModelConfig, tp: int, gpu: GPUSpec = A100,
+              interconnect: Interconnect = "auto",
               name: str = "", engine: bool = False) -> Any:
     def make() -> ProfiledStepTime:
         m = ProfiledStepTime(config, tp=tp, gpu=gpu, interconnect=interconnect, name=name)
@@ -120,7 +121,7 @@ def model_from_dict(doc: dict[str, Any]) -> StepTimeModel:
         tp = int(doc["tp"])
         if kind == "profiled":
             return ProfiledStepTime(config, tp=tp, gpu=gpu, name=str(doc.get("name", "")),
-                                    interconnect=str(doc.get("interconnect", "auto")),
+                                    interconnect=doc.get("interconnect", "auto"),
                                     profile_model=doc.get("profile_model"),
                                     engine=str(doc.get("engine", "")),
                                     # files written before attention profiles: analytic
