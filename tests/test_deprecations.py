@@ -42,6 +42,9 @@ RENAMED = {
     "kvopt.queueing.soap": {"POLICIES": "SOAP_POLICIES"},
     "kvopt.report.price": {"POLICIES": "PRICE_POLICIES"},
     "kvopt.theory.values": {"POLICIES": "RATIO_POLICIES"},
+    "kvopt.core.slo": {"absolute_deadline": "due_time"},
+    "kvopt.sim.policies": {"deadline_rank": "due_rank"},
+    "kvopt.sim.policies.base": {"deadline_rank": "due_rank"},
 }
 
 #: kvopt modules that still import a deprecated path, each with the reason it may (to be

@@ -24,6 +24,11 @@ SLO satisfaction (*met*):
   the later calls are released by their arrivals, as in a replayed trace;
 - ``none``: best effort, never met, no goodput.
 
+Names: ``deadline`` is always the SLO field above, a latency bound *relative to the arrival*;
+the absolute time by which a request must complete is its *due time* (:func:`due_time`,
+EDF's order). The time budget of a computation is a different thing,
+:class:`kvopt.core.limits.Deadline`.
+
 Base goodput of a request: ``R_i = value_i`` if given, else ``w_in s_i + w_out o_i``
 (:class:`GoodputRule` weights, default 1 and 1: "number of tokens").
 
@@ -58,6 +63,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.core.errors import InvalidInstanceError
 
 #: SLO kinds; their integer codes are the positions in this tuple.
@@ -545,16 +551,17 @@ def group_arrival(spec: SLOSpec, arrival: NDArray[Any]) -> NDArray[np.float64]:
     return a
 
 
-def absolute_deadline(spec: SLOSpec, arrival: NDArray[Any],
-                      output: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Latest on-time completion: ``a + deadline`` (compound: ``a_g + deadline``), stream:
-    the last token's due time ``a + ttft + (o - 1) tbt``; ``inf`` for ``none``.
+def due_time(spec: SLOSpec, arrival: NDArray[Any],
+             output: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The due time (latest on-time completion, absolute): ``a + deadline`` (compound:
+    ``a_g + deadline``), stream: the last token's due time ``a + ttft + (o - 1) tbt``; ``inf``
+    for ``none``. (Called ``absolute_deadline`` before, a name kept for one release.)
 
     Examples
     --------
     >>> spec = SLOSpec.from_arrays(2, {"slo_kind": ["stream", "none"], "ttft_slo": [2, None],
     ...                                "tbt_slo": [1, None]})
-    >>> absolute_deadline(spec, np.array([1, 0]), np.array([3, 3])).tolist()
+    >>> due_time(spec, np.array([1, 0]), np.array([3, 3])).tolist()
     [5.0, inf]
     """
     a = group_arrival(spec, arrival)
@@ -562,3 +569,8 @@ def absolute_deadline(spec: SLOSpec, arrival: NDArray[Any],
     with np.errstate(invalid="ignore"):
         out = np.where(spec.kind == STREAM, a + spec.ttft + (o - 1) * spec.tbt, a + spec.deadline)
     return np.where(spec.kind == NONE, np.inf, out)
+
+
+#: Deprecated (one release): ``absolute_deadline``, now :func:`due_time` (``deadline`` means the
+#: SLO's relative bound only).
+__getattr__ = renamed_names(__name__, {"absolute_deadline": "due_time"})

@@ -37,7 +37,7 @@ from kvopt.core.errors import InvalidInstanceError, UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.schedule import Schedule
-from kvopt.core.slo import COMPOUND, absolute_deadline, group_arrival, start_goodput
+from kvopt.core.slo import COMPOUND, due_time, group_arrival, start_goodput
 from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import get_backend
 from kvopt.mip.model.builder import build_milp
@@ -170,7 +170,7 @@ def serial_edf_starts(instance: Instance) -> NDArray[np.int64]:
     """
     a = instance.arrival.astype(np.int64)
     o = instance.output.astype(np.int64)
-    due = (absolute_deadline(instance.slo, a, o) if instance.slo is not None
+    due = (due_time(instance.slo, a, o) if instance.slo is not None
            else np.full(instance.n, np.inf))
     order = np.lexsort((np.arange(instance.n), a, due))
     starts = np.zeros(instance.n, dtype=np.int64)

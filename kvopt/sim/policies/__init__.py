@@ -24,12 +24,13 @@ same decision point.
 
 from __future__ import annotations
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.sim.policies.base import (
     FunctionPolicy,
     Policy,
     ReplayPolicy,
     arrival_rank,
-    deadline_rank,
+    due_rank,
     random_rank,
 )
 from kvopt.sim.policies.future_memory import FutureMemoryPolicy
@@ -54,10 +55,13 @@ __all__ = [
     "PolicyInfo",
     "ReplayPolicy",
     "arrival_rank",
-    "deadline_rank",
+    "due_rank",
     "declare_policy_options",
     "policy_info",
     "policy_options",
     "random_rank",
     "register_policy",
 ]
+
+#: Deprecated (one release): ``deadline_rank``, now :func:`due_rank`.
+__getattr__ = renamed_names(__name__, {"deadline_rank": "due_rank"})

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.deprecation import renamed_names
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
-from kvopt.core.slo import absolute_deadline
+from kvopt.core.slo import due_time
 from kvopt.sim.engine import Decision, SimState
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -81,20 +82,20 @@ def arrival_rank(arrival: NDArray[Any]) -> NDArray[np.int64]:
     return rank
 
 
-def deadline_rank(instance: Instance) -> NDArray[np.int64]:
-    """``rank[i]``: position of ``i`` in the order (absolute deadline, arrival, id); the
-    deadline is :func:`kvopt.core.slo.absolute_deadline` (``inf`` without an SLO).
+def due_rank(instance: Instance) -> NDArray[np.int64]:
+    """``rank[i]``: position of ``i`` in the order (due time, arrival, id), EDF's order; the
+    due time is :func:`kvopt.core.slo.due_time` (``inf`` without an SLO).
 
     Examples
     --------
     >>> inst = Instance(memory=9, arrival=[0, 0, 1], prompt=[0, 0, 0], output=[2, 2, 2],
     ...                 slo_kind=["deadline", "none", "deadline"], deadline=[9, None, 3])
-    >>> deadline_rank(inst).tolist()
+    >>> due_rank(inst).tolist()
     [1, 2, 0]
     """
     n = instance.n
     due = (np.full(n, np.inf) if instance.slo is None
-           else absolute_deadline(instance.slo, instance.arrival, instance.output))
+           else due_time(instance.slo, instance.arrival, instance.output))
     idx = np.lexsort((np.arange(n), instance.arrival, due))
     rank = np.empty(n, dtype=np.int64)
     rank[idx] = np.arange(n)
@@ -213,3 +214,7 @@ class FunctionPolicy(Policy):
         if dec.wake is None and st.is_waiting.any():
             dec.wake = st.t + 1
         return dec
+
+
+#: Deprecated (one release): ``deadline_rank``, now :func:`due_rank`.
+__getattr__ = renamed_names(__name__, {"deadline_rank": "due_rank"})

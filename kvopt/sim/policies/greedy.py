@@ -30,7 +30,7 @@ from kvopt.sim.policies.base import (
     _flag,
     _number,
     arrival_rank,
-    deadline_rank,
+    due_rank,
 )
 
 #: Admission order: arrival, true output length (shortest first), or absolute deadline (EDF).
@@ -86,8 +86,8 @@ class GreedyPolicy(Policy):
     def reset(self, st: SimState) -> None:
         self.rank = arrival_rank(st.a)
         self.queue = WaitQueue(self.rank)
-        if self.order == "deadline":  # EDF: rank of the absolute deadline (ties: arrival, id)
-            self.key = deadline_rank(st.instance)
+        if self.order == "deadline":  # EDF: rank of the due time (ties: arrival, id)
+            self.key = due_rank(st.instance)
         else:
             self.key = st.o.copy() if self.order == "length" else np.zeros(st.n, dtype=np.int64)
         self.threshold = int(np.floor((1.0 - self.alpha) * st.M + 1e-9))
