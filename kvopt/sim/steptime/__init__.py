@@ -43,6 +43,11 @@ Modules: :mod:`~kvopt.sim.steptime.models` (the protocol, GPU and model shapes, 
 :mod:`~kvopt.sim.steptime.fit` (fitting, engine calibration, validation) and
 :mod:`~kvopt.sim.steptime.gpu_profile` (profile your own GPU). This package exports the
 models and the registry; import the last three by their module names.
+
+Spelling: module, package, command and report folder names write ``steptime``
+(``kvopt.sim.steptime``, ``kvopt steptime``, ``reports/steptime``); identifiers and flags write
+``step_time`` / ``StepTime`` / ``--step-time`` (``get_step_time``, ``StepTimeModel``,
+``simulate(..., step_time=...)``); prose says "step time".
 """
 
 from __future__ import annotations
