@@ -47,9 +47,8 @@ RENAMED = {
     "kvopt.sim.policies.base": {"deadline_rank": "due_rank"},
 }
 
-#: kvopt modules that still import a deprecated path, each with the reason it may (to be
-#: emptied: ``sim/engine.py`` belongs to the engine work of issue 21, which moves it over).
-STILL_OLD = {"kvopt/sim/engine.py"}
+#: kvopt modules that still import a deprecated path (none now; sim/engine.py moved over).
+STILL_OLD: set[str] = set()
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

@@ -9,6 +9,7 @@ import pytest
 
 from kvopt.core.errors import InvalidInstanceError, UsageError
 from kvopt.core.instance import TIME_UNITS, Instance, TimeUnit
+from kvopt.core.schedule import PREEMPTION_MODES, PreemptionMode, Schedule
 from kvopt.predictions.distributions import MODES, TruncationMode
 from kvopt.sim.policies.future_memory import (
     FutureMemoryPolicy,
@@ -18,7 +19,9 @@ from kvopt.sim.policies.future_memory import (
     TieBreak,
 )
 from kvopt.sim.policies.greedy import GreedyOrder, GreedyOverflow, GreedyPolicy
+from kvopt.sim.policies.registry import ALL_MODES
 from kvopt.sim.prediction_policies import AgeMode, RankPolicy
+from kvopt.sim.serving import EngineConfig
 from kvopt.sim.steptime.profiled import INTERCONNECTS, Interconnect, ProfiledStepTime
 
 
@@ -36,6 +39,8 @@ def _hint(obj: object, name: str) -> object:
     (GreedyPolicy.__init__, "order", GreedyOrder),
     (GreedyPolicy.__init__, "overflow", GreedyOverflow),
     (RankPolicy.__init__, "age", AgeMode),
+    (Schedule, "preemption", PreemptionMode),
+    (EngineConfig, "preemption", PreemptionMode),
 ])
 def test_choice_is_typed_with_its_literal(owner: object, name: str, alias: object) -> None:
     assert typing.get_origin(alias) is typing.Literal
@@ -46,6 +51,7 @@ def test_the_tuples_are_the_literals() -> None:
     assert TIME_UNITS == typing.get_args(TimeUnit) == ("step", "second")
     assert typing.get_args(Interconnect) == INTERCONNECTS
     assert typing.get_args(TruncationMode) == MODES
+    assert typing.get_args(PreemptionMode) == PREEMPTION_MODES == ALL_MODES
 
 
 @pytest.mark.parametrize("make, field, alias", [

@@ -58,7 +58,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -72,8 +72,9 @@ SCHEMA = "kvopt.schedule"
 SCHEMA_VERSION = 2
 #: Versions :meth:`Schedule.from_dict` reads (1: the seed convention only).
 SCHEMA_VERSIONS = (1, 2)
-#: Preemption modes (see the module docstring).
-PREEMPTION_MODES = ("restart", "recompute", "swap")
+#: Preemption modes (see the module docstring), the seed convention first.
+PreemptionMode = Literal["restart", "recompute", "swap"]
+PREEMPTION_MODES: tuple[PreemptionMode, ...] = get_args(PreemptionMode)
 
 
 def _ro(a: ArrayLike, dtype: Any) -> NDArray[Any]:
@@ -134,7 +135,7 @@ class Schedule:
     run_offset: NDArray[np.int64] = None  # type: ignore[assignment]
     run_prefill: NDArray[np.int64] = None  # type: ignore[assignment]
     run_swapped: NDArray[np.bool_] = None  # type: ignore[assignment]
-    preemption: str = "restart"
+    preemption: PreemptionMode = "restart"
     block_size: int = 1
     host_memory: int | None = None
     paused: NDArray[np.int64] = None  # type: ignore[assignment]

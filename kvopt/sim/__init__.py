@@ -26,7 +26,7 @@ import numpy as np
 from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.core.metrics import Metrics, compute_metrics
-from kvopt.core.schedule import Schedule
+from kvopt.core.schedule import PreemptionMode, Schedule
 from kvopt.core.stability import Headroom
 from kvopt.core.validate import check_schedule
 from kvopt.predictions.predictors import PredictionCost
@@ -137,7 +137,7 @@ def make_policy(instance: Instance, policy: str | Callable[..., Any] | Policy,
 
 
 def engine_config(instance: Instance, policy: str | Any, pol: Any,
-                  preemption: str | None = None, host_memory: int | None = None
+                  preemption: PreemptionMode | None = None, host_memory: int | None = None
                   ) -> EngineConfig:
     """The :class:`EngineConfig` of simulating ``pol`` (built from ``policy``): the
     preemption mode (``preemption``, else the policy's default: the first of its
@@ -173,7 +173,7 @@ def engine_config(instance: Instance, policy: str | Any, pol: Any,
 
 
 def check_policy(instance: Instance, policy: str, *, predictions: Any = None,
-                 preemption: str | None = None, host_memory: int | None = None,
+                 preemption: PreemptionMode | None = None, host_memory: int | None = None,
                  **options: Any) -> None:
     """Check the arguments of ``simulate(instance, policy, predictions=..., **options)``
     without running anything: the policy name, every option name (against
@@ -223,7 +223,7 @@ def simulate(
     validate: bool = True,
     max_batch: int | None = None,
     prediction_cost: Any = None,
-    preemption: str | None = None,
+    preemption: PreemptionMode | None = None,
     host_memory: int | None = None,
     **policy_options: Any,
 ) -> SimResult:

@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
-from kvopt.core.schedule import PREEMPTION_MODES
+from kvopt.core.schedule import PREEMPTION_MODES, PreemptionMode
 
 #: Prefill batching modes (see the module docstring).
 BATCHING = ("mixed", "prefill-only", "chunked")
@@ -72,7 +72,7 @@ class EngineConfig:
 got 'pause'
     """
 
-    preemption: str = "restart"
+    preemption: PreemptionMode = "restart"
     block_size: int = 1
     host_memory: int | None = None
     batching: str = "mixed"

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
-from kvopt.core.schedule import Schedule
+from kvopt.core.schedule import PREEMPTION_MODES, PreemptionMode, Schedule
 from kvopt.sim.gmax import GmaxPolicy
 from kvopt.sim.policies.base import (
     Policy,
@@ -257,11 +257,11 @@ class PolicyInfo:
     may_livelock: bool = False
     needs: str | None = None
     offline: bool = False
-    modes: tuple[str, ...] = ("restart",)
+    modes: tuple[PreemptionMode, ...] = ("restart",)
 
 
 #: Every preemption mode, the seed convention first.
-ALL_MODES = ("restart", "recompute", "swap")
+ALL_MODES = PREEMPTION_MODES
 
 
 #: Metadata of the registered policies (a name missing here has the defaults).
