@@ -28,6 +28,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from kvopt.core.errors import UsageError
+
 __all__ = ["DEFAULT_GROUP_BY", "GROUP_KEYS", "export_csv", "metric_value", "summarize",
            "summary_table", "with_ratios"]
 
@@ -111,7 +113,7 @@ def summarize(rows: Sequence[dict[str, Any]], metric: str = "total_latency",
     """
     bad = [k for k in group_by if k not in GROUP_KEYS]
     if bad or not group_by:
-        raise ValueError(f"group_by: expected some of {GROUP_KEYS}, got {tuple(group_by)}")
+        raise UsageError("group_by", f"expected some of {GROUP_KEYS}, got {tuple(group_by)}")
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(tuple(_group_value(r, k) for k in group_by), []).append(r)
