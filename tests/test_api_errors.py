@@ -28,6 +28,9 @@ INTERNAL = {
                                                 "eigenvector (a mathematical outcome, never "
                                                 "observed)",
     ("kvopt/theory/jitserve.py", "RuntimeError"): "a bounded feasible LP failed (a bug)",
+    ("kvopt/report/reproduce/core.py", "ValueError"): "a reproduction record written with an "
+                                                    "unknown verdict or no reason (a bug of "
+                                                    "the report's code, not an argument)",
 }
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.sim.policies import POLICIES, policy_info
 
@@ -87,7 +88,7 @@ def tie_order_expectation(instance: Instance, policy: str = "amin", *, max_n: in
 
     n = instance.n
     if n > max_n:
-        raise ValueError(f"{n}! tie orders is too many (max_n = {max_n})")
+        raise UsageError("max_n", f"{n}! tie orders is too many (max_n = {max_n})")
     total = 0
     for perm in itertools.permutations(range(n)):
         tel = simulate(instance, policy, tie_order=list(perm), **options).metrics.total_latency

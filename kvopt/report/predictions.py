@@ -46,6 +46,7 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance, load_instance
 from kvopt.core.io import atomic_write_text, data_file
 from kvopt.core.metrics import request_table
+from kvopt.core.schedule import PreemptionMode
 from kvopt.predictions import LogTPredictor, heavy_tailed_workload
 from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
@@ -121,7 +122,7 @@ def policy_runs(case: Case) -> list[tuple[str, str, Any, dict[str, Any]]]:
 
 
 def run_case(case: Case, seed: int = 0, only: set[str] | None = None,
-             preemption: str | None = None) -> list[dict[str, Any]]:
+             preemption: PreemptionMode | None = None) -> list[dict[str, Any]]:
     """Simulate every policy of :func:`policy_runs` on ``case`` (or those whose label is in
     ``only``), in the engine's ``preemption`` mode (default: each policy's own); one row
     each."""

@@ -472,7 +472,7 @@ def lg_denominator_sum(q: float, *, printed: bool = False, terms: int = 4000) ->
     (1.0, 0.7535)
     """
     if not (0.0 < q < 1.0):
-        raise ValueError("q must be in (0, 1)")
+        raise UsageError("q", f"must be in (0, 1), got {q}")
     k = np.arange(1, terms + 1, dtype=np.float64)
     g = k * q ** (k - 1)
     tail = np.cumsum(g[::-1])[::-1] - g  # sum_{i>k} i q^(i-1)

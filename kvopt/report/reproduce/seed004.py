@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from kvopt.core.schedule import PreemptionMode
 from kvopt.report.reproduce.core import (
     Context,
     Erratum,
@@ -67,14 +68,14 @@ def t_limits(ctx: Context) -> list[Target]:
 def _lemma1_sim(ctx: Context) -> dict[tuple[float, float], dict[str, Any]]:
     from kvopt.queueing.distributions import parse_sizes
     from kvopt.queueing.predictions import parse_predictions
-    from kvopt.queueing.simulate import simulate
+    from kvopt.queueing.simulator import simulate_queue
 
     def compute() -> dict[tuple[float, float], dict[str, Any]]:
         n = 150_000 if ctx.fast else 1_000_000
         out = {}
         for lam, c in ((0.5, 0.2), (0.7, 0.2), (0.7, 1.0)):
-            s = simulate("trail", lam, parse_sizes("exp:1"), parse_predictions("exp"), c,
-                         n_jobs=n, seed=ctx.seed)
+            s = simulate_queue("trail", lam, parse_sizes("exp:1"), parse_predictions("exp"), c,
+                               n_jobs=n, seed=ctx.seed)
             m = _model(lam, "exp")
             out[(lam, c)] = {"sim": s.mean_response, "se": s.se, "n": n,
                              "corrected": m.mean_response("trail", c),
@@ -134,7 +135,7 @@ def t_fig8(ctx: Context) -> list[Target]:
                    "monotone in C (C = 0.5 worse than 0.2; digest §5.3)")]
 
 
-def _llm(ctx: Context, preemption: str = "restart") -> list[dict[str, Any]]:
+def _llm(ctx: Context, preemption: PreemptionMode = "restart") -> list[dict[str, Any]]:
     """The LLM-simulator comparison on the Azure trace (shared with seed 002), in one of the
     engine's preemption modes."""
     from kvopt.report.predictions import azure_case, run_case
@@ -150,7 +151,7 @@ def _llm(ctx: Context, preemption: str = "restart") -> list[dict[str, Any]]:
     return rows
 
 
-def _llm_targets(ctx: Context, mode: str, suffix: str) -> list[Target]:
+def _llm_targets(ctx: Context, mode: PreemptionMode, suffix: str) -> list[Target]:
     rows = {r["policy"]: r for r in _llm(ctx, mode)}
     f = rows["FCFS"]["mean_latency_s"]
     gain = {k: f / rows[k]["mean_latency_s"] for k in ("TRAIL C=0.8", "TRAIL C=0.2",
