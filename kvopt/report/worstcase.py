@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.report.search import SearchSpace, check_search, search
 
@@ -104,7 +105,8 @@ def at_scale_rows(records: Sequence[dict[str, Any]], policies: Sequence[str], *,
     for rec in records:
         inst = getattr(generators, rec["kind"])(rec["seed"])
         if (inst.n, inst.memory) != (rec["n"], rec["memory"]):
-            raise ValueError(f"{rec['kind']}-seed{rec['seed']}: generator gives n={inst.n}, "
+            raise UsageError("records", f"{rec['kind']}-seed{rec['seed']}: generator gives "
+                             f"n={inst.n}, "
                              f"M={inst.memory}, the bound record n={rec['n']}, "
                              f"M={rec['memory']}")
         for p in policies:

@@ -80,8 +80,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import UsageError
+from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
+from kvopt.core.schedule import PREEMPTION_MODES
 from kvopt.core.stability import lifetime_token_steps
 from kvopt.sim.admission import FutureProfile
 from kvopt.sim.engine import Decision, SimState
@@ -93,8 +94,6 @@ __all__ = ["FluidPlan", "NestedWaitPolicy", "WaitPolicy", "fluid_benchmark", "le
            "nested_plan", "simulated_in_slots", "wait_plan"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
-#: What an evicted run keeps is the engine's business: these policies work in every mode.
-PREEMPTION_MODES = ("restart", "recompute", "swap")
 
 
 def length_types(prompt: NDArray[np.int64], output: NDArray[np.int64], types: int = 8
@@ -262,12 +261,12 @@ class WaitPolicy(Policy):
     """
 
     name = "wait"
-    preemption_modes = PREEMPTION_MODES
+    preemption_modes = PREEMPTION_MODES  # what an evicted run keeps is the engine's business
 
     def __init__(self, types: NDArray[np.int64], plan: FluidPlan, flush: str = "end",
                  fluid: dict[str, Any] | None = None, **extra: Any) -> None:
         if extra:
-            raise TypeError(f"wait: unknown option(s) {sorted(extra)}")
+            raise UsageTypeError("options", f"wait: unknown option(s) {sorted(extra)}")
         if flush not in ("end", "idle"):
             raise UsageError("flush", f"must be end or idle, got {flush!r}")
         self.types, self.plan, self.flush = types, plan, flush
@@ -395,7 +394,7 @@ class NestedWaitPolicy(Policy):
     def __init__(self, plan: dict[str, Any], flush: str = "end",
                  fluid: dict[str, Any] | None = None, **extra: Any) -> None:
         if extra:
-            raise TypeError(f"nested-wait: unknown option(s) {sorted(extra)}")
+            raise UsageTypeError("options", f"nested-wait: unknown option(s) {sorted(extra)}")
         if flush not in ("end", "idle"):
             raise UsageError("flush", f"must be end or idle, got {flush!r}")
         self.plan, self.flush = plan, flush

@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
 from kvopt.sim.engine import Decision, SimState, WaitQueue
@@ -112,7 +113,7 @@ class GeometricPolicy(Policy):
     def __init__(self, name: str, *, clairvoyant: bool, base: float = 2.0, first: int = 1,
                  pipeline: bool = True, **extra: Any) -> None:
         if extra:
-            raise TypeError(f"{name}: unknown option(s) {sorted(extra)}")
+            raise UsageTypeError("options", f"{name}: unknown option(s) {sorted(extra)}")
         self.name = name
         self.clairvoyant = bool(clairvoyant)
         self.base = _number("base", base, 1.0, math.inf, lo_open=True, hi_open=True)
