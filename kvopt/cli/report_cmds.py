@@ -41,13 +41,17 @@ COMMANDS = {
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``report`` with the sub-commands ``ratios`` and ``search``."""
-    from kvopt.mip.backends import backend_names
-
+    """Register ``report`` with its sub-commands (one function each below)."""
     p = sub.add_parser("report", help=COMMANDS["report"])
     rs = p.add_subparsers(dest="report_command", metavar="REPORT")
     rs.required = True
+    for add in (_add_ratios, _add_search, _add_table1, _add_agreement, _add_reproduce,
+                _add_sweep):
+        add(rs)
 
+
+def _add_ratios(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``kvopt report ratios``."""
     r = rs.add_parser(
         "ratios", help="ratio-vs-alpha table (md/csv/tex), plots and manifest",
         description="Write table.md, table.csv, table.tex, ratios_amax.png, ratios_amin.png, "
@@ -69,6 +73,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--no-convergence", action="store_true", help="skip convergence.md/csv")
     add_json_argument(r)
     r.set_defaults(func=run_ratios)
+
+
+def _add_search(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``kvopt report search``."""
+    from kvopt.mip.backends import backend_names
 
     s = rs.add_parser(
         "search", help="counterexample search: maximise TEL(policy)/OPT on small instances",
@@ -95,6 +104,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(s)
     s.set_defaults(func=run_search)
 
+
+def _add_table1(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``kvopt report table1``."""
     t = rs.add_parser(
         "table1", help="seed 001 Table 1 (and Fig. 5 prediction noise) with the simulator",
         description="Average end-to-end latency of MC-SF, MC-Benchmark, the alpha/beta "
@@ -117,6 +129,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(t)
     t.set_defaults(func=run_table1)
 
+
+def _add_agreement(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``kvopt report agreement``."""
     g = rs.add_parser(
         "agreement", help="queueing formulas vs simulation (z-scores), markdown",
         description="Every kvopt.queueing formula case (8 policy/prediction cases x 4 size "
@@ -131,6 +146,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     g.set_defaults(func=run_agreement)
 
 
+def _add_reproduce(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``kvopt report reproduce``."""
     rp = rs.add_parser(
         "reproduce", help="the reproduction report: every checkable target of the five seeds",
         description="For every checkable target of seeds 001, 000, 004, 002 and 003: the "
@@ -152,6 +169,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_json_argument(rp)
     rp.set_defaults(func=run_reproduce)
 
+
+def _add_sweep(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``kvopt report sweep``."""
     w = rs.add_parser(
         "sweep", help="summary table of a sweep database (kvopt sweep SPEC --db FILE)",
         description="One row per grid point (instance entry x instance-generator parameters "

@@ -346,6 +346,15 @@ def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spe
     sname = _str(doc, "name", "", name) or name
     seeds = parse_seeds(doc.get("seeds", [0]), "seeds")
     step_time = _str(doc, "step_time", "", "unit") or "unit"
+    metrics = _parse_metrics(doc)
+    sources, names = _parse_instances(doc, seeds, base)
+    evaluators = _parse_evaluators(doc, step_time, names)
+    return Spec(sname, tuple(sources), tuple(evaluators), seeds, tuple(metrics), text,
+                float(task_limit))
+
+
+def _parse_metrics(doc: dict[str, Any]) -> list[str]:
+    """The spec's ``metrics`` (names of :class:`kvopt.core.metrics.Metrics` fields)."""
     metrics = doc.get("metrics", list(DEFAULT_METRICS))
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
         raise SpecError("metrics", f"expected a list of metric names, got {metrics!r}")
@@ -356,7 +365,13 @@ def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spe
         if m not in known:
             raise SpecError(f"metrics[{i}]", f"unknown metric {m!r} (choose from "
                             f"{', '.join(sorted(known))})")
+    return metrics
 
+
+def _parse_instances(doc: dict[str, Any], seeds: tuple[int, ...],
+                     base: str | Path) -> tuple[list[InstanceSource], set[str]]:
+    """The ``[[instances]]`` entries, expanded (generator grid points, file globs), and the
+    entry names."""
     insts = doc.get("instances")
     if not isinstance(insts, list) or not insts:
         raise SpecError("instances", "give at least one [[instances]] table")
@@ -406,7 +421,13 @@ def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spe
                 for h in hits:
                     sources.append(InstanceSource(ename, None, {}, path=h, memory=mem,
                                                   seeds=eseeds or (0,)))
+    return sources, names
 
+
+def _parse_evaluators(doc: dict[str, Any], step_time: str,
+                      names: set[str]) -> list[EvaluatorSpec]:
+    """The ``[[policies]]`` (one evaluator per point of the option grid) and ``[[solvers]]``
+    entries; every label once."""
     evaluators: list[EvaluatorSpec] = []
     pols = doc.get("policies", [])
     if not isinstance(pols, list):
@@ -451,8 +472,7 @@ def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spe
         if labels.count(lab) > 1:
             raise SpecError("policies" if not lab.startswith("opt:") else "solvers",
                             f"evaluator {lab!r} appears twice")
-    return Spec(sname, tuple(sources), tuple(evaluators), seeds, tuple(metrics), text,
-                float(task_limit))
+    return evaluators
 
 
 def load_spec(path: str | Path) -> Spec:
