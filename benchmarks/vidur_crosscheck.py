@@ -360,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="Python of Vidur's own environment (default $KVOPT_VIDUR_PYTHON); "
                         "without it the committed Vidur results in OUT/vidur are used")
     p.add_argument("--out", type=Path, default=ROOT / "reports" / "sim" / "vidur")
+    p.add_argument("--vidur-results", type=Path, default=None,
+                   help="folder of Vidur's results (default OUT/vidur; written there when Vidur "
+                        "runs)")
     p.add_argument("--name", default="crosscheck", help="OUT/NAME.md and OUT/NAME.json")
     p.add_argument("--work", type=Path, default=Path(".vidur-crosscheck"),
                    help="scratch folder for Vidur's inputs, logs and batches")
@@ -375,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = set(args.configs) - set(CONFIGS)
     if bad:
         p.error(f"--configs: unknown {''.join(sorted(bad))} (choose from ABCDEF)")
-    vdir = args.out / "vidur"
+    vdir = args.vidur_results or args.out / "vidur"
     load_before = load_avg()
     reqs = {c: requests(args.n, CONFIGS[c][0]) for c in args.configs}
     vidur: dict[str, dict[str, Any]] = {}

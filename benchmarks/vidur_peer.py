@@ -56,6 +56,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="KV blocks of 16 tokens (default: Vidur's memory planner)")
     p.add_argument("--cache", default=".vidur-cache", help="Vidur's model/prediction cache")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--decode-check", choices=("one-block", "needed"), default="one-block",
+                   help="a running request is scheduled while one block is free (Vidur's "
+                        "rule) or while the blocks it needs are free (kvopt's)")
     return p.parse_args(argv)
 
 
@@ -102,6 +105,22 @@ def main(argv: list[str] | None = None) -> int:
         self._is_prefill_stage_complete = False
 
     Request.restart = restart
+
+    if args.decode_check == "needed":  # a diagnostic variant, not Vidur's behaviour
+        from vidur.scheduler.replica_scheduler.vllm_replica_scheduler import (
+            VLLMReplicaScheduler,
+        )
+
+        orig_can = VLLMReplicaScheduler._can_allocate_request
+
+        def can_allocate(self, request):
+            if request.id not in self._allocation_map:
+                return orig_can(self, request)
+            reserved = self._allocation_map[request.id] * self._cache_config.block_size
+            need = 1 if request.num_processed_tokens > reserved else 0
+            return self._cache_config.num_blocks - self._num_allocated_blocks >= need
+
+        VLLMReplicaScheduler._can_allocate_request = can_allocate
 
     batches: list[tuple[float, ...]] = []
     predictor: list[BaseExecutionTimePredictor] = []
@@ -199,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         "mean_e2e_s": float(df.e2e.mean()), "p99_e2e_s": float(df.e2e.quantile(0.99)),
         "mean_ttft_s": float(df.ttft.mean()), "preemptions": int(df.restarts.sum()),
         "requests_preempted": int((df.restarts > 0).sum()),
+        "decode_check": args.decode_check,
     }
     with open(f"{args.out_prefix}_summary.json", "w") as f:
         json.dump(summary, f, indent=1)
