@@ -27,10 +27,12 @@ step time (``--step-time``, default ``a100-llama2-7b-tp1``) and with Vidur's per
 on one cost model. Printed per configuration and variant: mean and p99 end-to-end latency,
 mean TTFT, preemptions, and kvopt / Vidur ratios.
 
-Example (the committed report, ``reports/sim/vidur/README.md``)::
+Example (the committed report, ``reports/sim/vidur/README.md``; the default variants are
+vLLM's scheduler as kvopt's ``vllm`` policy with Vidur's batch cap, the same with mixed
+prefill + decode steps, and ``fcfs`` with vLLM's 1 % watermark)::
 
     python benchmarks/vidur_crosscheck.py --vidur-python /work/venvs/vidur-peer/bin/python \\
-        --out reports/sim/vidur --name before
+        --out reports/sim/vidur --name after
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ CONFIGS: dict[str, tuple[float, int]] = {
     "F": (2.0, 16384),
 }
 #: default kvopt variants: label -> (policy, options)
-DEFAULT_VARIANTS = ("fcfs=fcfs", "fcfs-a0.01=fcfs:alpha=0.01")
+DEFAULT_VARIANTS = ("vllm=vllm:max_num_seqs=128",
+                    "vllm-mixed=vllm:max_num_seqs=128,batching=mixed",
+                    "fcfs-a0.01=fcfs:alpha=0.01")
 MAX_BATCH = 128
 
 
