@@ -11,16 +11,27 @@ The per-slot reference visits every slot and recomputes everything in plain Pyth
 run on the first ``--ref-n`` requests only; the speed-up compares engine and reference on that
 same prefix, and the reference's rate is printed alongside.
 
+With ``--cli`` (or ``--cli-only``) the same tiled trace is written as a CSV and
+``python -m kvopt simulate`` is timed end to end (start-up, reading the trace, the simulation,
+the validator, the metrics) for the configurations of :data:`CLI_CONFIGS`; ``--baseline REV``
+runs the ``*``-marked ones (MC-SF, restart) also with the ``kvopt`` package of git revision
+``REV`` (``git archive``), in the same run, for a before / after comparison.
+
 Usage::
 
     python benchmarks/sim_throughput.py                  # >= 1e6 requests (several minutes)
     python benchmarks/sim_throughput.py --min-requests 100000 --ref-n 300   # quick look
+    python benchmarks/sim_throughput.py --cli-only --baseline b7e02ee   # the CLI, before/after
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,15 +56,98 @@ def tiled_trace(min_requests: int) -> Instance:
                     name=f"azure_conv_2023x{reps}")
 
 
+def write_trace(inst: Instance, path: Path) -> None:
+    """``inst`` as a Vidur-format trace CSV (``arrived_at,num_prefill_tokens,...``)."""
+    rows = np.column_stack([inst.arrival, inst.prompt, inst.output])
+    with path.open("w") as f:
+        f.write("arrived_at,num_prefill_tokens,num_decode_tokens\n")
+        np.savetxt(f, rows, fmt=["%.6f", "%d", "%d"], delimiter=",")
+
+
+def export_revision(rev: str, dest: Path) -> Path:
+    """The ``kvopt`` package of git revision ``rev`` unpacked under ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "kvopt"], check=True,
+                         capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return dest
+
+
+def time_cli(trace: Path, args: list[str], pythonpath: Path | None) -> tuple[float, dict]:
+    """Wall seconds of ``python -m kvopt simulate TRACE ARGS --json`` (everything: start-up,
+    reading the trace, the simulation, the validator, the metrics) and its JSON output."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "kvopt", "simulate", str(trace), *args,
+                        "--no-progress", "--json"], capture_output=True, text=True, env=env,
+                       cwd=str(pythonpath or ROOT))
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"kvopt simulate {' '.join(args)} failed: {r.stderr[-2000:]}")
+    return wall, json.loads(r.stdout)
+
+
+def cli_rows(inst: Instance, configs: list[tuple[str, list[str]]], baseline: str | None
+             ) -> None:
+    """Time ``kvopt simulate`` on ``inst`` for every configuration (and for the baseline
+    revision first where it applies), in this one run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "tiled.csv"
+        write_trace(inst, trace)
+        old = export_revision(baseline, Path(tmp) / "old") if baseline else None
+        print(f"\nvia the CLI (python -m kvopt simulate {trace.name} ... --json; wall time "
+              f"includes start-up, reading {inst.n:,} requests, the validator and metrics)")
+        head = (f"{'code':12} {'configuration':58} {'wall s':>8} {'req/min':>12} "
+                f"{'evictions':>10}")
+        print(head)
+        print("-" * len(head))
+        for label, args in configs:
+            runs = [("before", old), ("after", None)] if (old is not None
+                                                          and label.startswith("*")) else [
+                ("after", None)]
+            for code, path in runs:
+                wall, doc = time_cli(trace, args, path)
+                name = baseline[:10] if code == "before" and baseline else "this tree"
+                print(f"{name:12} {label.lstrip('*'):58} {wall:8.1f} "
+                      f"{inst.n / wall * 60:12,.0f} {doc.get('evictions', 0):10,}")
+
+
+#: (label, arguments) of the CLI runs; a label starting with * also runs at ``--baseline``.
+CLI_CONFIGS = [
+    ("*mcsf (restart), unit", ["--policy", "mcsf"]),
+    ("*mcsf (restart), a100-llama2-70b-tp2", ["--policy", "mcsf", "--step-time",
+                                             "a100-llama2-70b-tp2"]),
+    ("vllm recompute, chunked prefill 512, blocks of 4, a100-llama2-70b-tp2",
+     ["--policy", "vllm", "--preemption", "recompute", "--option", "batching=chunked",
+      "--option", "block_size=4", "--step-time", "a100-llama2-70b-tp2"]),
+    ("vllm recompute, prefill-only steps, blocks of 4, a100-llama2-70b-tp2",
+     ["--policy", "vllm", "--option", "block_size=4", "--step-time", "a100-llama2-70b-tp2"]),
+    ("fcfs recompute, a100-llama2-70b-tp2", ["--policy", "fcfs", "--preemption", "recompute",
+                                             "--step-time", "a100-llama2-70b-tp2"]),
+]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--min-requests", type=int, default=1_000_000)
     ap.add_argument("--ref-n", type=int, default=2000, help="prefix size for the reference")
     ap.add_argument("--policies", default="mcsf,fcfs")
     ap.add_argument("--step-times", default="unit,a100-llama2-70b-tp2")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time `kvopt simulate` on the tiled trace (CLI_CONFIGS)")
+    ap.add_argument("--cli-only", action="store_true", help="only the CLI timings")
+    ap.add_argument("--baseline", default=None, metavar="REV",
+                    help="git revision whose kvopt also runs the *-marked CLI configurations "
+                    "in this run (before / after)")
     args = ap.parse_args(argv)
 
     inst = tiled_trace(args.min_requests)
+    if args.cli or args.cli_only:
+        cli_rows(inst, CLI_CONFIGS, args.baseline)
+        if args.cli_only:
+            return 0
     prefix = inst.take(np.arange(args.ref_n))
     print(f"workload: {inst.name}, n = {inst.n:,}, M = {inst.memory}; reference prefix "
           f"n = {prefix.n}")

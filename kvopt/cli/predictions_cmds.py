@@ -40,7 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--out", required=True, help="output folder")
     r.add_argument("--errors", type=float_in(0, 1.5), nargs="+", default=list(DEFAULT_ERRORS),
                    metavar="E", help="noise levels (default %(default)s)")
-    r.add_argument("--policies", nargs="+", choices=PRICE_POLICIES, default=list(PRICE_POLICIES))
+    r.add_argument("--policies", nargs="+", choices=PRICE_POLICIES, default=None,
+                   help=f"default: {' '.join(PRICE_POLICIES)} (with --preemption recompute/swap: "
+                   "those that support it)")
     r.add_argument("--instances", type=int_at_least(1), default=20,
                    help="small instances with proven OPT (default 20)")
     r.add_argument("--n", type=int_at_least(1), default=7, help="requests per small instance")
@@ -51,6 +53,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="seconds per MIP solve")
     r.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"instances and simulations (default {DEFAULT_SEED}; printed)")
+    r.add_argument("--preemption", default="restart", choices=("restart", "recompute", "swap"),
+                   help="what an evicted request keeps (default restart); with recompute or "
+                   "swap the reference is the preemptive optimum / bound "
+                   "(kvopt.mip.bounds.preemptive)")
     add_json_argument(r)
     r.set_defaults(func=run_price)
 
@@ -72,6 +78,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    default=["heavy-tailed", "azure-conv"])
     e.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"workload, predictions and policies (default {DEFAULT_SEED}; printed)")
+    e.add_argument("--seeds", type=int_at_least(1), default=1,
+                   help="seeds SEED .. SEED + SEEDS - 1, reported as mean ± standard error "
+                   "(default 1)")
+    e.add_argument("--preemption", default=None, choices=("restart", "recompute", "swap"),
+                   help="run FCFS, SRPT, SPJF, SPRPT, SSJF, TRAIL (C = 0.2, 0.8, 1, inf) and "
+                   "TIE with this preemption mode (default: the issue-11 policy set, each "
+                   "policy's default mode)")
     add_json_argument(e)
     e.set_defaults(func=run_experiment)
 
@@ -85,14 +98,28 @@ def run_price(args: argparse.Namespace) -> int:
     from kvopt.report.price import price_rows, price_table_md, write_price_report
 
     check_output_dir(args.out, "--out")
+    from kvopt.core.errors import UsageError
+    from kvopt.report.price import PRICE_POLICIES
+    from kvopt.sim import policy_info
+
+    policies = list(args.policies or PRICE_POLICIES)
+    if args.preemption != "restart":
+        unsupported = [p for p in policies if args.preemption not in policy_info(p).modes]
+        if unsupported and args.policies is not None:
+            verb = "does" if len(unsupported) == 1 else "do"
+            raise UsageError("--policies", f"{', '.join(unsupported)} {verb} not support "
+                             f"--preemption {args.preemption}")
+        policies = [p for p in policies if p not in unsupported]
     cmd = _command(["kvopt", "predictions", "price", "--out", str(args.out), "--errors",
-                    *[f"{x:g}" for x in args.errors], "--policies", *args.policies,
+                    *[f"{x:g}" for x in args.errors], "--policies", *policies,
                     "--instances", str(args.instances), "--n", str(args.n), "--large",
                     str(args.large), "--large-n", str(args.large_n), "--time-limit",
-                    f"{args.time_limit:g}", "--seed", str(args.seed)])
+                    f"{args.time_limit:g}", "--seed", str(args.seed),
+                    *(["--preemption", args.preemption] if args.preemption != "restart"
+                      else [])])
     rows = price_rows(args.errors, instances=args.instances, n=args.n, seed=args.seed,
-                      policies=args.policies, large=args.large, large_n=args.large_n,
-                      time_limit=args.time_limit)
+                      policies=policies, large=args.large, large_n=args.large_n,
+                      time_limit=args.time_limit, preemption=args.preemption)
     files = write_price_report(Path(args.out), rows, cmd)
     emit(args, {"rows": rows, "files": [str(f) for f in files], "seed": args.seed,
                 "command": cmd},
@@ -102,13 +129,29 @@ def run_price(args: argparse.Namespace) -> int:
 
 def run_experiment(args: argparse.Namespace) -> int:
     """Write the experiment table and plot."""
+    import time
+
     from kvopt.report.predictions import experiment_rows, table_md, write_experiment
 
     check_output_dir(args.out, "--out")
+    t0 = time.perf_counter()
     rows = experiment_rows(n=args.n, rate=args.rate, azure_n=args.azure_n,
                            time_scale=args.time_scale, seed=args.seed,
-                           workloads=args.workloads)
-    files = write_experiment(Path(args.out), rows)
-    emit(args, {"rows": rows, "files": [str(f) for f in files], "seed": args.seed},
-         table_md(rows) + f"\nwrote {len(files)} files to {args.out} (seed {args.seed})")
+                           workloads=args.workloads, preemption=args.preemption,
+                           seeds=args.seeds)
+    wall = time.perf_counter() - t0
+    header = ""
+    if args.preemption is not None or args.seeds > 1:
+        cmd = _command(["kvopt", "predictions", "experiment", "--out", str(args.out), "--n",
+                        str(args.n), "--rate", f"{args.rate:g}", "--azure-n", str(args.azure_n),
+                        "--time-scale", f"{args.time_scale:g}", "--workloads", *args.workloads,
+                        "--seed", str(args.seed), "--seeds", str(args.seeds),
+                        *(["--preemption", args.preemption] if args.preemption else [])])
+        header = (f"Command: `{cmd}` (preemption {args.preemption or 'per policy'}; "
+                  f"{wall:.0f} s wall)\n\n")
+    files = write_experiment(Path(args.out), rows, header)
+    emit(args, {"rows": rows, "files": [str(f) for f in files], "seed": args.seed,
+                "seeds": args.seeds, "preemption": args.preemption, "wall_seconds": wall},
+         table_md(rows) + f"\nwrote {len(files)} files to {args.out} (seed {args.seed}, "
+         f"{args.seeds} seed(s), {wall:.0f} s)")
     return 0

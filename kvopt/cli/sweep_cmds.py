@@ -32,7 +32,8 @@ from kvopt.sweep.spec import SpecError, check_spec, expand_tasks, load_spec, par
 from kvopt.sweep.store import ResultStore
 
 #: Flags of the generator form (not allowed with a spec file).
-_FLAG_FORM = ("generator", "seeds", "policies", "solver", "time_limit", "param", "out")
+_FLAG_FORM = ("generator", "seeds", "policies", "solver", "time_limit", "param", "out",
+              "preemption")
 
 
 #: The sub-commands this module registers and their one-line help (``kvopt --help`` lists
@@ -88,6 +89,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     g.add_argument("--param", action="append", default=None, metavar="KEY=NUMBER",
                    help="generator parameter, e.g. --param n=12 (repeatable)")
     g.add_argument("--out", default=None, help="output folder")
+    g.add_argument("--preemption", default=None, choices=("restart", "recompute", "swap"),
+                   help="preemption mode of every policy (default: each policy's); the ratio "
+                   "to the MIP optimum then reads 'vs non-preemptive OPT' (in a spec file: "
+                   "params = { preemption = ... })")
     add_json_argument(p)
     p.set_defaults(func=run)
 
@@ -138,11 +143,13 @@ def _flag_spec(args: argparse.Namespace) -> SweepSpec:
         raise UsageError("--seeds", exc.reason) from None
     spec = SweepSpec(args.generator or "model1", seeds, policies, args.solver,
                      args.time_limit if args.time_limit is not None else 10.0,
-                     _params(args.param or []))
+                     _params(args.param or []), preemption=args.preemption)
     try:
         check_spec(spec.to_spec())
     except SpecError as exc:
         flag = next((f for k, f in _FLAG_OF_KEY if exc.field.startswith(k)), "--generator")
+        if exc.field.endswith(".preemption"):
+            flag = "--preemption"
         if flag == "--param":
             name = exc.field.removeprefix("instances[0].params").lstrip(".")
             flag = f"--param {name}" if name else flag

@@ -28,6 +28,11 @@ batch (a DeBERTa-size predictor; predictions are synchronous here, TIE's are asy
 
 Metrics: mean and P90 request latency (s), mean per-token latency (latency / output tokens,
 TIE's PTLA), mean TTFT, throughput (output tokens per second of makespan), evictions.
+
+Preemption modes (issue 21): ``experiment_rows(preemption=...)`` runs the policies of
+:func:`mode_runs` (FCFS, SRPT, SPJF, SPRPT, SSJF, TRAIL with ``C`` in 0.2, 0.8, 1, inf, TIE)
+in that mode (``kvopt predictions experiment --preemption recompute``); ``seeds`` averages
+over seeds with standard errors.
 """
 
 from __future__ import annotations
@@ -77,16 +82,23 @@ def heavy_tailed_case(n: int, rate: float, seed: int) -> Case:
     return Case("heavy-tailed", w.instance, mu, sg, w.max_tokens, w.nu)
 
 
-def azure_case(n: int, time_scale: float, seed: int) -> Case:
-    """The first ``n`` Azure conversation requests, arrivals divided by ``time_scale``."""
+def azure_case(n: int, time_scale: float, seed: int, window: int = 0) -> Case:
+    """The first ``n`` Azure conversation requests (with ``window = k``: requests
+    ``k n .. (k + 1) n - 1``, arrivals shifted to start at 0), arrivals divided by
+    ``time_scale``."""
     with as_file(data_file("traces", "azure_conv_2023.csv")) as path:
         full = load_instance(path)
-    if n > full.n:
-        raise UsageError("n", f"the trace has {full.n} requests, asked for {n}")
-    inst = Instance(memory=full.memory, arrival=full.arrival[:n] / time_scale,
-                    prompt=full.prompt[:n], output=full.output[:n], time_unit="second",
-                    name=f"azure-conv-first{n}-x{time_scale:g}",
-                    source=f"azure_conv_2023.csv (first {n} requests, arrivals / {time_scale:g})")
+    lo = window * n
+    if lo + n > full.n:
+        raise UsageError("n", f"the trace has {full.n} requests, asked for {lo + n}")
+    sl = slice(lo, lo + n)
+    arr = full.arrival[sl] - (full.arrival[lo] if window else 0.0)
+    what = f"first {n} requests" if not window else f"requests {lo}..{lo + n - 1}"
+    tag = f"first{n}" if not window else f"w{window}x{n}"
+    inst = Instance(memory=full.memory, arrival=arr / time_scale,
+                    prompt=full.prompt[sl], output=full.output[sl], time_unit="second",
+                    name=f"azure-conv-{tag}-x{time_scale:g}",
+                    source=f"azure_conv_2023.csv ({what}, arrivals / {time_scale:g})")
     pred = LogTPredictor(nu=3.5, trace_scale=0.8)
     mu, sg = pred.from_lengths(inst.output, np.random.default_rng(seed + 2000))
     return Case("azure-conv", inst, mu, sg, int(inst.output.max()))
@@ -121,14 +133,38 @@ def policy_runs(case: Case) -> list[tuple[str, str, Any, dict[str, Any]]]:
     ]
 
 
+def mode_runs(case: Case, seed: int = 0) -> list[tuple[str, str, Any, dict[str, Any]]]:
+    """The policies compared across preemption modes (issue 21): FCFS, the oracles SRPT and
+    SPJF, SPRPT and SSJF on the predicted median, TRAIL with ``C`` in 0.2, 0.8, 1 and
+    infinity (refined predictions as in :func:`policy_runs`, their noise seeded by
+    ``7 + seed``) and TIE."""
+    point = np.maximum(np.rint(np.exp(case.mu_hat)), 1).astype(np.int64)
+    dist = Predictions(point=point, label="logt", mu=case.mu_hat, sigma=case.sigma_hat)
+    median = Predictions(point=point, label="median")
+    trail = {"sigma0": 0.8, "every": 8, "bins": 10, "max_len": float(case.max_tokens),
+             "pred_seed": 7 + seed}
+    return [
+        ("FCFS", "fcfs", None, {}),
+        ("SRPT (oracle)", "srpt", None, {}),
+        ("SPJF (oracle)", "spjf", "exact", {}),
+        ("SPRPT (point)", "sprpt", median, {}),
+        ("SSJF (point)", "ssjf", median, {}),
+        *((f"TRAIL C={c:g}", "trail", None, {**trail, "C": c})
+          for c in (0.2, 0.8, 1.0, float("inf"))),
+        ("TIE", "tie", dist, {"max_tokens": case.max_tokens, "batch_size": 32}),
+    ]
+
+
 def run_case(case: Case, seed: int = 0, only: set[str] | None = None,
-             preemption: PreemptionMode | None = None) -> list[dict[str, Any]]:
-    """Simulate every policy of :func:`policy_runs` on ``case`` (or those whose label is in
-    ``only``), in the engine's ``preemption`` mode (default: each policy's own); one row
-    each."""
+             preemption: PreemptionMode | None = None,
+             runs: list[tuple[str, str, Any, dict[str, Any]]] | None = None
+             ) -> list[dict[str, Any]]:
+    """Simulate every policy of ``runs`` (default :func:`policy_runs`) on ``case`` (or those
+    whose label is in ``only``), in the engine's ``preemption`` mode (default: each policy's
+    own); one row each."""
     rows = []
     inst = case.instance
-    for label, pol, pred, opts in policy_runs(case):
+    for label, pol, pred, opts in (policy_runs(case) if runs is None else runs):
         if only is not None and label not in only:
             continue
         r = simulate(inst, pol, step_time=STEP_TIME, seed=seed, predictions=pred,
@@ -144,6 +180,7 @@ def run_case(case: Case, seed: int = 0, only: set[str] | None = None,
             "ttft_mean_s": float(m.ttft_mean_s) if m.ttft_mean_s is not None else None,
             "throughput_tok_s": float(inst.output.sum() / m.makespan_s),
             "evictions": int(r.schedule.num_evictions),
+            "recomputed_tokens": int(r.stats.get("recomputed_tokens", 0)),
             "wall_s": float(r.stats["wall_seconds"]),
         })
     return rows
@@ -151,26 +188,109 @@ def run_case(case: Case, seed: int = 0, only: set[str] | None = None,
 
 def experiment_rows(n: int = 1500, rate: float = 1.3, azure_n: int = 1500,
                     time_scale: float = 0.5, seed: int = 0,
-                    workloads: Sequence[str] = ("heavy-tailed", "azure-conv")
+                    workloads: Sequence[str] = ("heavy-tailed", "azure-conv"),
+                    preemption: PreemptionMode | None = None, seeds: int = 1
                     ) -> list[dict[str, Any]]:
-    """All rows of the experiment (see the module docstring)."""
-    rows: list[dict[str, Any]] = []
+    """All rows of the experiment (see the module docstring).
+
+    With ``preemption`` the policies of :func:`mode_runs` run in that mode; with
+    ``seeds > 1`` seeds ``seed .. seed + seeds - 1`` each draw the workload (heavy-tailed: a
+    new sample; Azure: the ``k``-th window of ``azure_n`` requests of the trace, ``k = 0``
+    being the first), the predictions and the policies' randomness, and the rows are
+    :func:`aggregate` d (mean and standard error over the seeds)."""
     for w in workloads:
-        if w == "heavy-tailed":
-            rows += run_case(heavy_tailed_case(n, rate, seed), seed)
-        elif w == "azure-conv":
-            rows += run_case(azure_case(azure_n, time_scale, seed), seed)
-        else:
+        if w not in ("heavy-tailed", "azure-conv"):
             raise UsageError("workloads", f"unknown workload {w!r}")
-    return rows
+    rows: list[dict[str, Any]] = []
+    for sd in range(seed, seed + seeds):
+        for w in workloads:
+            case = (heavy_tailed_case(n, rate, sd) if w == "heavy-tailed"
+                    else azure_case(azure_n, time_scale, sd, window=sd - seed))
+            part = run_case(case, sd, preemption=preemption,
+                            runs=None if preemption is None else mode_runs(case, sd))
+            if seeds > 1:
+                for r in part:
+                    r["seed"] = sd
+            rows += part
+    return aggregate(rows) if seeds > 1 else rows
+
+
+#: Per-seed metrics that :func:`aggregate` averages.
+METRICS = ("mean_latency_s", "p90_latency_s", "ptla_s_per_token", "p90_ptla", "ttft_mean_s",
+           "throughput_tok_s", "evictions", "recomputed_tokens", "fcfs_ratio")
+
+
+def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean and standard error (``std / sqrt(seeds)``, ``ddof = 1``) over seeds of every
+    metric, per (workload, policy); ``fcfs_ratio`` is FCFS's mean latency over the policy's,
+    per seed, then averaged.
+
+    Examples
+    --------
+    >>> rows = [{"workload": "w", "policy": p, "n": 2, "seed": s, "wall_s": 1.0,
+    ...          **{m: v for m in METRICS[:-1]}}
+    ...         for s, (p, v) in enumerate([("FCFS", 4.0), ("X", 2.0), ("FCFS", 6.0),
+    ...                                     ("X", 2.0)])]
+    >>> for r in rows:
+    ...     r["seed"] //= 2
+    >>> [(r["policy"], r["fcfs_ratio"], round(r["fcfs_ratio_se"], 3)) for r in aggregate(rows)]
+    [('FCFS', 1.0, 0.0), ('X', 2.5, 0.5)]
+    """
+    base = {(r["workload"], r["seed"]): r["mean_latency_s"] for r in rows
+            if r["policy"] == "FCFS"}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        fr = base.get((r["workload"], r["seed"]))
+        r = {**r, "fcfs_ratio": None if fr is None else fr / r["mean_latency_s"]}
+        groups.setdefault((r["workload"], r["policy"]), []).append(r)
+    out = []
+    for (w, p), rs in groups.items():
+        row: dict[str, Any] = {"workload": w, "policy": p, "n": rs[0]["n"], "seeds": len(rs),
+                               "wall_s": float(sum(r["wall_s"] for r in rs))}
+        for m in METRICS:
+            x = np.array([r[m] for r in rs if r[m] is not None], dtype=np.float64)
+            row[m] = float(x.mean()) if x.size else None
+            row[m + "_se"] = (float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1
+                              else (0.0 if x.size else None))
+        out.append(row)
+    return out
 
 
 FIELDS = ["workload", "policy", "n", "mean_latency_s", "p90_latency_s", "ptla_s_per_token",
           "p90_ptla", "ttft_mean_s", "throughput_tok_s", "evictions", "wall_s"]
 
 
+def _pm(r: dict[str, Any], key: str, fmt: str) -> str:
+    """``mean +- se`` of an aggregated row."""
+    if r[key] is None:
+        return "-"
+    return f"{format(r[key], fmt)} ± {format(r[key + '_se'], fmt)}"
+
+
+def table_md_seeds(rows: list[dict[str, Any]]) -> str:
+    """Markdown of :func:`aggregate` d rows: mean ± standard error over seeds."""
+    out = []
+    for w in dict.fromkeys(r["workload"] for r in rows):
+        sub = [r for r in rows if r["workload"] == w]
+        out.append(f"### {w} (n = {sub[0]['n']}, {sub[0]['seeds']} seeds, mean ± standard "
+                   "error)\n")
+        head = ["policy", "mean latency s", "FCFS / policy", "P90 latency s", "PTLA s/token",
+                "TTFT s", "throughput tok/s", "evictions", "re-prefilled tokens",
+                "wall s (all seeds)"]
+        cells = [[str(r["policy"]), _pm(r, "mean_latency_s", ".1f"),
+                  _pm(r, "fcfs_ratio", ".2f") + "x", _pm(r, "p90_latency_s", ".1f"),
+                  _pm(r, "ptla_s_per_token", ".3f"), _pm(r, "ttft_mean_s", ".1f"),
+                  _pm(r, "throughput_tok_s", ".0f"), _pm(r, "evictions", ".0f"),
+                  _pm(r, "recomputed_tokens", ".3g"), f"{r['wall_s']:.0f}"] for r in sub]
+        out += table(head, cells).splitlines()
+        out.append("")
+    return "\n".join(out)
+
+
 def table_md(rows: list[dict[str, Any]]) -> str:
     """Markdown table, one block per workload, with ratios to FCFS."""
+    if rows and "seeds" in rows[0]:
+        return table_md_seeds(rows)
     out = []
     for w in dict.fromkeys(r["workload"] for r in rows):
         sub = [r for r in rows if r["workload"] == w]
@@ -189,9 +309,13 @@ def table_md(rows: list[dict[str, Any]]) -> str:
 
 
 def table_csv(rows: list[dict[str, Any]]) -> str:
-    """CSV of the rows."""
+    """CSV of the rows (with ``_se`` columns and ``seeds`` for aggregated rows)."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n", extrasaction="ignore")
+    fields = FIELDS
+    if rows and "seeds" in rows[0]:
+        fields = ["workload", "policy", "n", "seeds",
+                  *(x for m in METRICS for x in (m, m + "_se")), "wall_s"]
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     w.writeheader()
     for r in rows:
         w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
@@ -212,7 +336,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         for j, (key, title) in enumerate((("mean_latency_s", "mean latency (s)"),
                                           ("ptla_s_per_token", "per-token latency (s/token)"))):
             ax = axes[k][j]
-            ax.barh(y, [r[key] for r in sub], color="#4c72b0")
+            err = [r.get(key + "_se") or 0.0 for r in sub]
+            ax.barh(y, [r[key] for r in sub], color="#4c72b0", xerr=err)
             ax.set_yticks(y, labels, fontsize=8)
             ax.invert_yaxis()
             ax.set_title(f"{w}: {title}", fontsize=10)
@@ -221,10 +346,11 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     save_figure(fig, path, dpi=100)
 
 
-def write_experiment(out: Path, rows: list[dict[str, Any]]) -> list[Path]:
-    """Write ``table.md``, ``table.csv`` and ``latency.png`` into ``out``."""
+def write_experiment(out: Path, rows: list[dict[str, Any]], header: str = "") -> list[Path]:
+    """Write ``table.md`` (``header`` first: the command and its wall time), ``table.csv``
+    and ``latency.png`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "table.md", table_md(rows))
+    atomic_write_text(out / "table.md", header + table_md(rows))
     atomic_write_text(out / "table.csv", table_csv(rows))
     plot(rows, out / "latency.png")
     return [out / "table.md", out / "table.csv", out / "latency.png"]

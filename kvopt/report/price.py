@@ -46,10 +46,12 @@ from kvopt.core.deprecation import renamed_names
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.io import atomic_write_text
+from kvopt.core.schedule import PreemptionMode
 from kvopt.mip import solve
 from kvopt.mip.bounds.combinatorial import combinatorial_bound
+from kvopt.mip.bounds.preemptive import preemptive_bound, solve_preemptive
 from kvopt.report.writers import save_figure, table
-from kvopt.sim import simulate
+from kvopt.sim import policy_info, simulate
 from kvopt.sim.engine import LivelockError
 
 #: Policies of the price-of-prediction report (:func:`price_rows`).
@@ -92,8 +94,16 @@ def large_instance(rng: np.random.Generator, n: int) -> Instance:
 
 def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20, n: int = 7,
                seed: int = 0, policies: Sequence[str] = PRICE_POLICIES, large: int = 0,
-               large_n: int = 200, time_limit: float = 60.0) -> list[dict[str, Any]]:
+               large_n: int = 200, time_limit: float = 60.0,
+               preemption: PreemptionMode = "restart") -> list[dict[str, Any]]:
     """One row per (scale, policy, error level): mean and max ratio over instances.
+
+    With ``preemption`` ``"recompute"`` or ``"swap"`` (policies keep their tokens on
+    eviction; only the policies supporting the mode run) a preemptive schedule can beat the
+    non-preemptive optimum, so the reference is the preemptive optimum
+    (:func:`kvopt.mip.bounds.preemptive.solve_preemptive`, proven by HiGHS) on small instances
+    and :func:`~kvopt.mip.bounds.preemptive.preemptive_bound` on larger ones: both bound every
+    schedule in every mode.
 
     Parameters
     ----------
@@ -114,19 +124,29 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
     for p in policies:
         if p not in PRICE_POLICIES:
             raise UsageError("policies", f"each must be one of {PRICE_POLICIES}, got {p!r}")
+        if preemption not in policy_info(p).modes:
+            raise UsageError("policies", f"{p} does not support preemption {preemption!r} "
+                             f"(it supports {', '.join(policy_info(p).modes)})")
+    keeps = preemption != "restart"
     rng = np.random.default_rng(seed)
     cases: list[tuple[str, Instance, float, bool]] = []
     dropped = 0
     for _ in range(instances):
         inst = small_instance(rng, n)
-        res = solve(inst, solver="highs", time_limit=time_limit)
-        if res.status != "optimal" or res.objective is None:
+        if keeps:
+            pre = solve_preemptive(inst, time_limit=time_limit)
+            ref = pre.objective if pre.status == "optimal" else None
+        else:
+            res = solve(inst, solver="highs", time_limit=time_limit)
+            ref = res.objective if res.status == "optimal" else None
+        if ref is None:
             dropped += 1
             continue
-        cases.append(("opt", inst, float(res.objective), True))
+        cases.append(("opt", inst, float(ref), True))
     for _ in range(large):
         inst = large_instance(rng, large_n)
-        cases.append(("bound", inst, float(combinatorial_bound(inst)), False))
+        cases.append(("bound", inst, float(preemptive_bound(inst) if keeps
+                                           else combinatorial_bound(inst)), False))
     rows: list[dict[str, Any]] = []
     for scale in ("opt", "bound"):
         sub = [c for c in cases if c[0] == scale]
@@ -139,7 +159,8 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
                 livelocks = 0
                 for k, (_, inst, ref, _) in enumerate(sub):
                     try:
-                        r = simulate(inst, pol, seed=seed + k, predictions=pred, **opts)
+                        r = simulate(inst, pol, seed=seed + k, predictions=pred,
+                                     preemption=preemption, **opts)
                     except LivelockError:  # MC-SF clearing under under-prediction (seed 001)
                         livelocks += 1
                         continue
@@ -154,6 +175,7 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
                     "ratio_max": float(np.max(ratios)) if ratios else None,
                     "instances": len(sub), "livelocks": livelocks,
                     "dropped_unproven": dropped if scale == "opt" else 0,
+                    **({} if not keeps else {"preemption": preemption}),
                 })
     return rows
 
@@ -187,9 +209,16 @@ FIELDS = ["scale", "policy", "error", "mean_rel_error", "ratio_mean", "ratio_max
 def price_table_md(rows: list[dict[str, Any]]) -> str:
     """Markdown: one table per scale, policies as rows, error levels as columns."""
     out = []
-    for scale, title in (("opt", "TEL / OPT (proven optimum), mean over instances"),
-                         ("bound", "TEL / combinatorial lower bound (upper estimate of the "
-                                   "ratio), mean over instances")):
+    mode = rows[0].get("preemption") if rows else None
+    titles = (("opt", "TEL / OPT (proven optimum), mean over instances"),
+              ("bound", "TEL / combinatorial lower bound (upper estimate of the ratio), mean "
+                        "over instances"))
+    if mode is not None:  # tokens kept on eviction: the preemptive optimum is the reference
+        titles = (("opt", f"TEL / preemptive OPT (proven; preemption {mode}), mean over "
+                          "instances"),
+                  ("bound", f"TEL / preemptive lower bound (upper estimate of the ratio; "
+                            f"preemption {mode}), mean over instances"))
+    for scale, title in titles:
         sub = [r for r in rows if r["scale"] == scale]
         if not sub:
             continue

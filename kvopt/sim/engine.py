@@ -279,6 +279,7 @@ class _Engine:
         self.swap_s = 0.0 if self.unit else swap_seconds_per_token(step_time)
         self.host_cap = (cfg.host_memory if cfg.host_memory is not None
                          else default_host_memory(step_time, st.M))
+        # recomputed_tokens: prompt + kept tokens prefilled again by resumed runs
         self.counters = {"swap_out": 0, "swap_in": 0, "swap_tokens": 0, "recomputed_tokens": 0,
                          "paused_slots": 0}
         self.swap_tokens_now = 0
@@ -444,7 +445,9 @@ class _Engine:
             st.host_used -= int(block_tokens(tok, st.block).sum())
             self.swap_tokens_now += int(tok.sum())
             self.counters["swap_in"] += int(ids.shape[0])
-        self.counters["recomputed_tokens"] += int(off[~sw].sum())
+        # a resumed run (offset > 0, not swapped in) prefills prompt + kept tokens again
+        res = (off > 0) & ~sw
+        self.counters["recomputed_tokens"] += int((st.s[adm[res]] + off[res]).sum())
         old = int(st.running.shape[0])
         if self.cfg.batching == "chunked" and not sw.all():
             pre = adm[~sw]

@@ -34,9 +34,13 @@ def write_sweep(out: Path, rows: list[dict[str, Any]], spec: SweepSpec, *, worke
         w.writerow({k: _fmt(metric_value(r, k)) for k in COLUMNS})
     header = ["instance", "evaluator", "instances", "valid", "optimal", "mean TEL", "ratio mean",
               "ratio max"]
+    def basis(s: dict[str, Any], key: str) -> str:  # label a ratio to the non-preemptive OPT
+        tail = "" if s[key] is None or s["ratio_basis"] == "OPT" else f" vs {s['ratio_basis']}"
+        return _fmt(s[key]) + tail
+
     cells = [[s["instance"], s["evaluator"], str(s["instances"]), str(s["valid"]),
               str(s["optimal"]),
-              _fmt(s["mean_total_latency"]), _fmt(s["ratio_mean"]), _fmt(s["ratio_max"])]
+              _fmt(s["mean_total_latency"]), basis(s, "ratio_mean"), basis(s, "ratio_max")]
              for s in summary]
     manifest = {"command": command, "spec": spec.to_dict(), "workers": workers,
                 "kvopt": __version__, "python": platform.python_version(), "summary": summary}

@@ -42,6 +42,9 @@ class SweepSpec:
         Per-solve time limit in seconds.
     generator_params
         Extra keyword arguments of the generator (e.g. ``{"n": 12}``).
+    preemption
+        Preemption mode of every policy (``None``: each policy's default); in a spec file it
+        is a policy parameter (``params = { preemption = "recompute" }``).
 
     Examples
     --------
@@ -55,6 +58,7 @@ class SweepSpec:
     solver: str | None = None
     time_limit: float = 10.0
     generator_params: dict[str, Any] = field(default_factory=dict)
+    preemption: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for manifests)."""
@@ -79,7 +83,8 @@ class SweepSpec:
         if self.solver is not None:
             evs.append(EvaluatorSpec("solver", self.solver, {}, "unit", float(self.time_limit),
                                      None, None, key="solvers[0]"))
-        evs += [EvaluatorSpec("policy", p, {}, "unit", key=f"policies[{i}]")
+        params = {} if self.preemption is None else {"preemption": self.preemption}
+        evs += [EvaluatorSpec("policy", p, dict(params), "unit", key=f"policies[{i}]")
                 for i, p in enumerate(self.policies)]
         return Spec(self.generator, (src,), tuple(evs), seeds)
 
