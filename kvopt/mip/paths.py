@@ -102,6 +102,7 @@ class _Run:
     ws_starts: NDArray[np.int64] | None = None
     ws_obj: float | None = None
     ws_source: str = "mcsf"
+    initial: NDArray[np.int64] | None = None
     lb0: float = -math.inf
     est: SizeEstimate | None = None
 
@@ -122,9 +123,11 @@ def solve_model(instance: Instance, *, solver: str, formulation: str | None,
                 deadline: Deadline, ram: str | int | float | None = None,
                 objective: str = "tel", threads: int = 1, verbose: bool = False,
                 progress: bool = False, isolate: bool = True, cp_lp_bound: bool = True,
-                warm_start: bool = True) -> SolveResult:
+                warm_start: bool = True, initial: NDArray[np.int64] | None = None
+                ) -> SolveResult:
     """Solve ``instance`` with one backend and model within ``deadline`` (the arguments are
-    those of :func:`kvopt.mip.solve`, checked here).
+    those of :func:`kvopt.mip.solve`, checked here; ``initial``: a feasible schedule's start
+    slots, the warm start when better than MC-SF, which the caller has checked).
 
     Examples
     --------
@@ -138,6 +141,7 @@ def solve_model(instance: Instance, *, solver: str, formulation: str | None,
                  verbose=verbose, progress=progress, isolate=isolate,
                  cp_lp_bound=cp_lp_bound, warm_start=warm_start)
     run.steps["before_solve_s"] = started
+    run.initial = initial
     path = (_solve_exact if run.formulation == "cp+exact" else
             _solve_cp if run.formulation in CP_FORMULATIONS else _solve_milp)
     res, starts, model = path(run)
@@ -182,6 +186,10 @@ def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
 
         run.ws_starts = mcsf_starts(inst)
         run.ws_obj = inst.tel_of_starts(run.ws_starts)
+        if run.initial is not None and inst.tel_of_starts(run.initial) < run.ws_obj:
+            run.ws_starts = np.asarray(run.initial, dtype=np.int64)
+            run.ws_obj = inst.tel_of_starts(run.ws_starts)
+            run.ws_source = "initial"
     steps["warm_start_s"] = time.monotonic() - t
     if search and run.ws_starts is not None:
         _exact_primal_search(run)

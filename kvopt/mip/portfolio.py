@@ -9,9 +9,12 @@
    trivial, volume, fluid and core bounds (:mod:`kvopt.mip.bounds.combinatorial`). If the best
    schedule meets the best bound, it is optimal and the call ends.
 2. **exact path**, for instances inside the frontier (:func:`exact_path_fits`: ``n <= 16`` and
-   the fixing LP small enough): ``cp+exact``
-   (:mod:`kvopt.mip.solving`) with the whole remaining limit; it proves optimality where it
-   can and otherwise returns its incumbent and bound like every path.
+   the interval LP small enough): a short improvement search for an upper bound, then two
+   child processes until one proves the optimum or the limit: the interval LP followed by the
+   exact state search of :mod:`kvopt.mip.search.statespace` (a best-first dynamic programme
+   over merged schedule states, which also finds a better schedule if there is one), and
+   CP-SAT on ``cp+pairs`` warm-started from the best schedule. Where neither proves, the
+   result is the best incumbent and the best bound like every path.
 3. **portfolio**, otherwise: the strongest bound that fits runs in a child process (one
    core) while the improvement search runs in this one (the other):
 
@@ -59,14 +62,11 @@ from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule
 from kvopt.mip.result import SolveResult, SolveStatus
 
-#: The exact path (``cp+exact``) is taken for instances with at most this many requests, if
-#: its reduced-cost fixing LP fits too (:func:`exact_path_fits`). Measured (60 s, frontier
-#: instances ``M ~ U{n..n+10}``, ``reports/mip/README.md`` section 10): it proves all n <= 12
-#: and some n = 14-16; where it does not, its gap is at most the portfolio's at n = 14-16
-#: (equal schedules or better by up to 4, bounds higher by up to 1) and about the same at
-#: n = 20 (schedules 1100 vs 1097 ...), and at paper scale (n ~ 50) its LP is skipped
-#: (above :data:`kvopt.mip.paths.CP_LP_MAX_NNZ`) and its search gets 10 % of the time, so
-#: the portfolio is far better there.
+#: The exact path is taken for instances with at most this many requests, if their interval
+#: LP is small too (:func:`exact_path_fits`): the state search proves n = 14-16 frontier
+#: instances in 5-130 s where CP-SAT alone proved 2 of 5 (``reports/mip/README.md``
+#: section 10); beyond, its states grow about 5x per 2 requests and the portfolio's search
+#: gives the better schedules (at n = 20: equal gaps within 0.3 points in 60 s).
 EXACT_MAX_N = 16
 #: The portfolio computes no LP or Lagrangian bound above this ``n * T`` (horizon ``T``):
 #: even one iteration would not fit a typical limit (``kvopt bound --lp auto`` uses the same
@@ -75,15 +75,22 @@ MAX_BOUND_SIZE = 20_000_000
 #: The list search of the portfolio needs ``2 (n + 1) H`` int64 (``H`` about ``T + sum o``);
 #: above this share of the RAM budget the search is LNS only.
 SEARCH_RAM_SHARE = 0.5
+#: The exact path: share of the time for the first improvement search (its upper bound) ...
+EXACT_SEARCH_SHARE = 0.1
+#: ... and for the interval LP before the state search (of what is left then).
+EXACT_LP_SHARE = 0.25
+#: Bytes per stored state of the state search (a generous measure: about 0.5 kB each), which
+#: caps its states at the RAM budget.
+STATE_BYTES = 1000
 #: Seconds kept at the end of the call to collect the bound and validate the schedule.
 COLLECT_RESERVE_S = 0.5
 
 
 def exact_path_fits(instance: Instance) -> bool:
-    """The frontier rule: ``n <=`` :data:`EXACT_MAX_N` and the fixing LP of ``cp+exact``
-    (``tight+cores`` plus intervals, estimated without incumbent windows) has at most
-    :data:`kvopt.mip.paths.CP_LP_MAX_NNZ` non-zeros (above, ``cp+exact`` skips it and
-    proves nothing the portfolio does not).
+    """The frontier rule: ``n <=`` :data:`EXACT_MAX_N` and the interval LP (``tight+cores``
+    plus intervals, estimated without incumbent windows) has at most
+    :data:`kvopt.mip.paths.CP_LP_MAX_NNZ` non-zeros (a long horizon: the state search's
+    states grow with it).
 
     Examples
     --------
@@ -149,8 +156,8 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     Returns
     -------
     SolveResult
-        ``solver="auto"``; ``formulation`` is the path taken (``"cp+exact"`` or
-        ``"portfolio"``).
+        ``solver="auto"``; ``formulation`` is the path taken (``"exact"``, ``"portfolio"``
+        or ``"incumbents"``).
     """
     from kvopt.mip.search.improve import best_start, starting_points
 
@@ -172,9 +179,8 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
 
         raise UsageError("path", f"must be 'exact' or 'portfolio', got {path!r}")
     if path == "exact" or (path is None and exact_path_fits(instance)):
-        return _exact(instance, rec, best, ram_bytes=ram_bytes, threads=threads,
-                      verbose=verbose, isolate=isolate)
-    return _portfolio(instance, rec, best, ram_bytes=ram_bytes, seed=seed)
+        return _exact(instance, rec, best, ram_bytes=ram_bytes, seed=seed, threads=threads)
+    return _portfolio(instance, rec, best, ram_bytes=ram_bytes, seed=seed, exact=False)
 
 
 def _combinatorial(instance: Instance) -> dict[str, dict[str, Any]]:
@@ -195,42 +201,19 @@ def _best_bound(rec: _Record) -> tuple[str, float]:
     return name, done[name]
 
 
-def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
-           threads: int, verbose: bool, isolate: bool) -> SolveResult:
-    """Phase 2: ``cp+exact`` with what is left; its bounds join the record."""
-    from kvopt.mip.paths import solve_model
-
-    t = rec.start("exact", "exact path (cp+exact: search, reduced-cost fixing, CP-SAT)")
-    res = solve_model(instance, solver="cpsat", formulation="cp+exact", deadline=rec.deadline,
-                      ram=ram_bytes, threads=threads, verbose=verbose, progress=rec.progress,
-                      isolate=isolate)
-    rec.done("exact", t)
-    for name in ("lp", "solver"):
-        if name in res.bounds:
-            rec.bounds[name] = res.bounds[name]
-    rec.notes += res.model.get("notes", [])
-    if res.schedule is not None and res.objective is not None \
-            and res.objective < best["objective"]:
-        best = {"starts": np.asarray(res.schedule.run_start, dtype=np.int64),
-                "objective": res.objective, "source": f"cp+exact ({res.incumbent_source})"}
-    out = _result(instance, best, rec, "exact")
-    out.ram = res.ram
-    out.model["exact"] = {"status": str(res.status), "solver_status": res.solver_status,
-                          "steps": res.steps}
-    return out
-
-
 class _BoundJob:
     """The bound of phase 3 in a child process: what runs, and its value once it arrives."""
 
-    def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int
-                 ) -> None:
+    def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int,
+                 exact: bool = False) -> None:
         from kvopt.mip.model.sizing import SizeEstimate, memory_refusal
 
         self.rec = rec
         self.value: float | None = None
         self.job: IsolatedJob | None = None
         self.estimate: SizeEstimate | None = None
+        self.found: dict[str, Any] | None = None      # a better schedule of the exact search
+        self.exact = exact
         self.deadline = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
         size = instance.n * instance.horizon
         if size > MAX_BOUND_SIZE:
@@ -249,22 +232,28 @@ class _BoundJob:
         self.job = start_isolated(self._work(instance, upper, ram_bytes), memory_cap=ram_bytes)
 
     def _work(self, instance: Instance, upper: float, ram_bytes: int) -> Any:
-        dl, name = self.deadline, self.name
+        dl, name, exact = self.deadline, self.name, self.exact
 
         def job() -> dict[str, Any]:
             t = time.monotonic()
+            part = dl.sub(dl.share(EXACT_LP_SHARE)) if exact else dl
             if name == "intervals":
                 from kvopt.mip.bounds.intervals import interval_bound
 
-                iv = interval_bound(instance, upper=upper, ram=ram_bytes, deadline=dl)
-                return {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
-                        "families": iv.families, "seconds": round(time.monotonic() - t, 3),
-                        "method": "LP" if iv.status == "optimal" else "subgradient"}
-            from kvopt.mip.bounds.relaxations import lagrangian_bound
+                iv = interval_bound(instance, upper=upper, ram=ram_bytes, deadline=part)
+                doc = {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
+                       "families": iv.families,
+                       "method": "LP" if iv.status == "optimal" else "subgradient"}
+            else:
+                from kvopt.mip.bounds.relaxations import lagrangian_bound
 
-            val, _ = lagrangian_bound(instance, iterations=10**9, upper=upper, deadline=dl)
-            return {"value": val, "status": "time_limit",
-                    "seconds": round(time.monotonic() - t, 3), "method": "subgradient"}
+                val, _ = lagrangian_bound(instance, iterations=10**9, upper=upper,
+                                          deadline=part)
+                doc = {"value": val, "status": "time_limit", "method": "subgradient"}
+            doc["seconds"] = round(time.monotonic() - t, 3)
+            if exact:
+                doc["search"] = _exact_search(instance, upper, ram_bytes, dl)
+            return doc
 
         return job
 
@@ -276,6 +265,11 @@ class _BoundJob:
                 self._collect(out)
         return self.value
 
+    def decided(self) -> bool:
+        """The exact search has ended with the optimum (found, or the incumbent proved)."""
+        search = self.rec.bounds.get("search")
+        return search is not None and search.get("solver_status") == "optimal"
+
     def finish(self) -> None:
         """Wait for the child (it stops by itself at its deadline, :data:`COLLECT_RESERVE_S`
         before the call's; killed at the call's); record what it gave."""
@@ -286,10 +280,15 @@ class _BoundJob:
         self.job = None
         self.rec.steps[f"{self.name}_child_s"] = round(out.seconds, 3)
         if out.ok:
-            doc = out.value
+            doc = dict(out.value)
+            search = doc.pop("search", None)
             self.value = float(doc["value"])
             self.rec.bounds[self.name] = {**doc, "status": "computed",
                                           "solver_status": doc["status"]}
+            if search is not None:
+                self.value = max(self.value, float(search["value"]))
+                self.found = search.pop("found", None)
+                self.rec.bounds["search"] = {**search, "status": "computed"}
         else:
             why = ("killed at the deadline" if out.killed else "out of its RAM budget"
                    if out.out_of_memory else (out.error.strip().splitlines() or ["?"])[-1])
@@ -297,13 +296,18 @@ class _BoundJob:
 
 
 def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
-               seed: int) -> SolveResult:
-    """Phase 3: the bound in a child process while the search runs here."""
+               seed: int, exact: bool) -> SolveResult:
+    """Phases 2 and 3: the bound (``exact``: and the exact state search) in a child process
+    while the improvement search runs here."""
     from kvopt.mip.search.improve import improve
 
-    t = rec.start("portfolio", "improvement search (here) and interval LP / Lagrangian bound "
-                  "(child process), until the gap closes or the limit")
-    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes)
+    name = "exact" if exact else "portfolio"
+    if exact:
+        best = _quick_search(instance, rec, best, seed)
+    t = rec.start(name, ("exact path: exact state search after the interval LP" if exact
+                         else "interval LP / Lagrangian bound") + " (child process) and the "
+                  "improvement search (here), until the gap closes or the limit")
+    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, exact=exact)
     search_dl = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
     H = instance.horizon + int(instance.output.sum()) + int(instance.output.max()) + 2
     lists = 16 * (instance.n + 1) * H <= SEARCH_RAM_SHARE * ram_bytes
@@ -314,8 +318,8 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
     if (search_dl.remaining() or 1.0) > 0.05:
         points = {best["source"]: best["starts"], "mcsf": best["points"]["mcsf"]}
         imp = improve(instance, deadline=search_dl, seed=seed, points=points,
-                      bound=bound.poll, progress=rec.progress, label="kvopt solve: search",
-                      list_share=0.9 if lists else 0.0)
+                      bound=bound.poll, stop=bound.decided, progress=rec.progress,
+                      label="kvopt solve: search", list_share=0.9 if lists else 0.0)
         if imp.objective is not None and imp.objective < best["objective"]:
             assert imp.schedule is not None
             best = {"starts": np.asarray(imp.schedule.run_start, dtype=np.int64),
@@ -323,11 +327,112 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
         rec.phases[-1]["search"] = {"steps": imp.solver_status, "seed": seed,
                                     "start_source": imp.model["start_source"]}
     bound.finish()
-    rec.done("portfolio", t)
-    out = _result(instance, best, rec, "portfolio")
+    if bound.found is not None and bound.found["objective"] < best["objective"]:
+        best = {"starts": np.asarray(bound.found["starts"], dtype=np.int64),
+                "objective": float(bound.found["objective"]), "source": "state search"}
+    rec.done(name, t)
+    out = _result(instance, best, rec, name)
     out.ram = {"budget_bytes": ram_bytes, "bound": bound.name,
                "estimate": None if bound.estimate is None else bound.estimate.to_dict()}
     return out
+
+
+def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
+           seed: int, threads: int) -> SolveResult:
+    """Phase 2: after a short improvement search, two child processes until one proves the
+    optimum or the limit: the interval LP then the state search
+    (:mod:`kvopt.mip.search.statespace`), and CP-SAT on ``cp+pairs`` warm-started from the
+    best schedule (:func:`kvopt.mip.paths.solve_model`)."""
+    from kvopt.mip.paths import solve_model
+
+    best = _quick_search(instance, rec, best, seed)
+    t = rec.start("exact", "exact path: interval LP then state search, and CP-SAT cp+pairs "
+                  "(two child processes), until one proves the optimum or the limit")
+    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, exact=True)
+    starts, dl = best["starts"], bound.deadline
+    cp = start_isolated(lambda: solve_model(
+        instance, solver="cpsat", formulation="cp+pairs", deadline=dl, ram=ram_bytes,
+        threads=threads, isolate=False, initial=starts), memory_cap=ram_bytes)
+    res = None
+    while not rec.deadline.expired():
+        bound.poll()
+        res = cp.poll()
+        if res is not None and res.ok and res.value.status == "optimal":
+            break
+        if bound.decided() or (bound.job is None and res is not None):
+            break
+        time.sleep(0.05)
+    if res is None:
+        res = cp.kill()
+    if bound.job is not None and (bound.decided() or (res.ok and res.value.status == "optimal")):
+        bound._collect(bound.job.kill())
+    bound.finish()
+    best = _cp_outcome(rec, best, res)
+    if bound.found is not None and bound.found["objective"] < best["objective"]:
+        best = {"starts": np.asarray(bound.found["starts"], dtype=np.int64),
+                "objective": float(bound.found["objective"]), "source": "state search"}
+    rec.done("exact", t)
+    result = _result(instance, best, rec, "exact")
+    result.ram = {"budget_bytes": ram_bytes}
+    return result
+
+
+def _cp_outcome(rec: _Record, best: dict[str, Any], out: Any) -> dict[str, Any]:
+    """CP-SAT's schedule and bounds (``cp:solver``, ``cp:lp``) from its child process."""
+    if not out.ok:
+        why = "stopped (the other search proved the optimum, or the limit)" if out.killed \
+            else (out.error.strip().splitlines() or ["?"])[-1]
+        rec.bounds["cp"] = {"value": None, "status": "skipped", "reason": why}
+        return best
+    res = out.value
+    for name in ("solver", "lp"):
+        b = res.bounds.get(name)
+        if b is not None:
+            rec.bounds[f"cp:{name}"] = b
+    rec.notes += res.model.get("notes", [])
+    if res.schedule is not None and res.objective is not None \
+            and res.objective < best["objective"]:
+        best = {"starts": np.asarray(res.schedule.run_start, dtype=np.int64),
+                "objective": res.objective, "source": f"cp+pairs ({res.incumbent_source})"}
+    return best
+
+
+def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: int
+                  ) -> dict[str, Any]:
+    """The exact path's first step: :data:`EXACT_SEARCH_SHARE` of the time (at most
+    ``3 n`` LNS steps) of the improvement search, for the upper bound the exact search
+    starts from."""
+    from kvopt.mip.search.improve import improve
+
+    t = rec.start("search", "improvement search for the exact search's upper bound")
+    dl = rec.deadline.sub(rec.deadline.share(EXACT_SEARCH_SHARE, reserve=COLLECT_RESERVE_S))
+    if (dl.remaining() or 1.0) > 0.05:
+        points = {best["source"]: best["starts"], "mcsf": best["points"]["mcsf"]}
+        imp = improve(instance, deadline=dl, seed=seed, points=points,
+                      max_steps=3 * instance.n, label="kvopt solve: search")
+        if imp.objective is not None and imp.objective < best["objective"]:
+            assert imp.schedule is not None
+            best = {**best, "starts": np.asarray(imp.schedule.run_start, dtype=np.int64),
+                    "objective": imp.objective, "source": f"improve ({imp.incumbent_source})"}
+    rec.done("search", t)
+    return best
+
+
+def _exact_search(instance: Instance, upper: float, ram_bytes: int, dl: Deadline
+                  ) -> dict[str, Any]:
+    """The state search of :mod:`kvopt.mip.search.statespace` below ``upper`` until ``dl``
+    (states capped by the RAM budget): its bound and, if it found one, a better schedule."""
+    from kvopt.mip.search.statespace import state_search
+
+    t = time.monotonic()
+    res = state_search(instance, upper=upper, deadline=dl,
+                       max_states=max(int(ram_bytes // STATE_BYTES), 1000))
+    doc: dict[str, Any] = {"value": res.bound if res.objective is None else res.objective,
+                           "solver_status": res.status, "expanded": res.expanded,
+                           "states": res.states, "seconds": round(time.monotonic() - t, 3)}
+    if res.objective is not None and res.starts is not None:
+        doc["found"] = {"objective": res.objective, "starts": res.starts.tolist()}
+    return doc
 
 
 def _result(instance: Instance, best: dict[str, Any], rec: _Record, path: str
@@ -356,7 +461,7 @@ def _result(instance: Instance, best: dict[str, Any], rec: _Record, path: str
     model = {"path": path, "schedule_source": best["source"], "bound_source": name,
              "phases": rec.phases, "notes": rec.notes}
     return SolveResult(status=status, objective=obj, bound=bound, gap=gap, solver="auto",
-                       formulation="cp+exact" if path == "exact" else path,
+                       formulation=path,
                        runtime_s=dl.elapsed(), schedule=sched, report=rep,
                        solver_status=f"best schedule: {best['source']}; best bound: {name}",
                        incumbent_source=best["source"], model=model, time_limit=dl.limit,

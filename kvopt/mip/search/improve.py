@@ -486,6 +486,7 @@ def improve(
     lns_pairs: bool = True,
     deadline: Deadline | None = None,
     bound: Callable[[], float | None] | None = None,
+    stop: Callable[[], bool] | None = None,
     label: str = "kvopt solve --improve",
     points: dict[str, NDArray[np.int64]] | None = None,
 ) -> SolveResult:
@@ -532,6 +533,9 @@ def improve(
         A lower bound that may rise during the search (e.g. an LP solved meanwhile in another
         process, :func:`kvopt.mip.portfolio.solve_auto`): read every 100 list decodes and
         every LNS step; the search stops once its best schedule meets it.
+    stop
+        Read with ``bound``: once it returns ``True`` the search ends (e.g. another process
+        has proved the optimum).
     label
         The progress bar's label.
     points
@@ -575,6 +579,8 @@ def improve(
         new = bound() if bound is not None else None
         if new is not None:
             lb = max(lb, new)
+        if stop is not None and stop():
+            return math.inf
         return math.ceil(lb - 1e-9)
 
     history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, best_v, src)]

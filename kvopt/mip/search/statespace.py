@@ -1,0 +1,330 @@
+"""Exact best-first search over merged schedule states (a dynamic programme with bounds).
+
+A partial schedule, decided slot boundary by slot boundary, is summarised at boundary ``t`` by
+its **state**: the multiset of requests not yet started (by type ``(a, s, o)``) and the running
+requests with their ages (``t - k``). Everything a completion of the partial schedule can do
+depends on the state alone, and so does its cost from ``t`` on, once no arrival is pending
+(``t >= max a``): the problem is invariant under a shift of time. Before that the state also
+holds ``t``. So every partial schedule reaching a state is completed by the same best
+continuation, and the search keeps, per state, only the cheapest way to reach it: partial
+schedules that differ in the order or the exact times of the requests already completed merge
+(the dynamic-programming step that a CP or MIP search, which re-explores them, lacks).
+
+**The search.** From the empty schedule, a node (state, cost so far ``g``) is expanded by every
+decision at its boundary ``t``: a sub-multiset ``S`` of the arrived unstarted requests starts
+at ``t`` (possibly none), subject to memory (below), then one slot passes: the running
+requests age by one and those reaching their output length complete. Its cost is the number
+of unfinished arrived requests during slot ``t + 1`` (``TEL = sum_j (c_j - a_j)`` counts each
+request once per slot ``a_j < tau <= c_j``). Nodes are expanded in order of ``f = g + h`` with
+an admissible ``h`` (A*): the first complete schedule popped is optimal, and when the search
+stops early the smallest ``f`` still open is a lower bound on OPT.
+
+**Memory.** A start set ``S`` is allowed iff the running requests and ``S`` fit at every later
+slot while they run (``sum (s_j + age_j) <= M``): later starts only add memory, so no feasible
+schedule is cut, and every schedule the search builds is feasible.
+
+**Pruning, each valid for every schedule of TEL below the incumbent ``UB``** (the search
+proves that none exists, or finds the best):
+
+- *windows*: a request starts by ``hi_i`` of :func:`kvopt.mip.model.builder.start_windows`
+  (``hi_i = a_i + UB - LB(I minus i) - o_i``; a later start gives TEL ``> UB``);
+- *no idling on an empty machine* once every request has arrived: if nothing runs at ``t``
+  and nothing starts, shifting every later start one slot earlier keeps the schedule feasible
+  (the memory profile moves with it, all arrivals are ``<= t``) and lowers TEL, so such a
+  node is never on an optimal path (and the search keeps the strictly better shifted one);
+- *bounds* ``h`` on the cost from ``t`` on, the largest of: (i) ``sum_R r_j + sum_U o_j``
+  (running ``R`` with remaining ``r_j``, unstarted ``U``); (ii) the SRPT fluid bound of all
+  unfinished requests (remaining memory-time volume at rate ``M``, all released now: a
+  relaxation of any continuation, so its sum of fluid completions is at most the cost; valid
+  once all have arrived); (iii) ``sum_R r_j`` plus the combinatorial bound
+  (:func:`kvopt.mip.bounds.combinatorial.combinatorial_bound`) of the residual instance ``U``
+  alone with arrivals ``max(a - t, 0)``: removing the running requests only frees memory;
+  (iv) ``sum_R r_j`` plus, per disjunctive clique of types (pairwise never overlapping:
+  ``s_i + o_i + s_j + 1 > M`` both ways), the shortest-first single-machine sum of the
+  clique's unstarted members after the running member of that clique ends, plus ``o_j`` for
+  the others (valid once all have arrived).
+
+Examples
+--------
+>>> from kvopt import Instance
+>>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+>>> res = state_search(inst, upper=10.0)
+>>> res.status, res.objective, res.bound, res.starts.tolist()
+('optimal', 9.0, 9.0, [0, 0, 3])
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvopt.core.instance import Instance
+from kvopt.core.limits import Deadline, as_deadline
+
+#: Nodes expanded between two looks at the deadline.
+CHECK_EVERY = 256
+
+
+@dataclass
+class SearchResult:
+    """Outcome of :func:`state_search`.
+
+    Attributes
+    ----------
+    status
+        ``"optimal"``: ``objective`` is OPT, or ``bound >= upper`` proves that no schedule
+        beats the incumbent (``starts is None`` then); ``"time_limit"`` / ``"state_limit"``:
+        stopped, ``bound`` is a valid lower bound on OPT (the smallest ``f`` still open).
+    objective, starts
+        The best schedule the search found below ``upper`` (``None`` if none).
+    bound
+        A valid lower bound on OPT.
+    expanded, states
+        Nodes expanded and states stored.
+    """
+
+    status: str
+    objective: float | None
+    starts: NDArray[np.int64] | None
+    bound: float
+    expanded: int
+    states: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class _Space:
+    """The types, memory checks and bounds of one instance."""
+
+    def __init__(self, instance: Instance, upper: float) -> None:
+        from kvopt.mip.model.builder import start_windows
+
+        a, s, o = (instance.arrival.tolist(), instance.prompt.tolist(),
+                   instance.output.tolist())
+        self.M = int(instance.memory)
+        self.types = sorted(set(zip(a, s, o, strict=True)))
+        idx = {t: i for i, t in enumerate(self.types)}
+        self.members: list[list[int]] = [[] for _ in self.types]
+        for j in range(instance.n):
+            self.members[idx[a[j], s[j], o[j]]].append(j)
+        self.ta = [t[0] for t in self.types]
+        self.ts = [t[1] for t in self.types]
+        self.to = [t[2] for t in self.types]
+        self.a_max = max(self.ta)
+        _, hi = start_windows(instance, horizon=instance.horizon, upper=upper)
+        self.hi = [int(max(hi[m] for m in mem)) for mem in self.members]
+        self.cnt0 = tuple(len(m) for m in self.members)
+        K = len(self.types)
+        self.vol = [(self.ts[k] * self.to[k] + self.to[k] * (self.to[k] + 1) / 2) / self.M
+                    for k in range(K)]
+        self.rem_vol = {(k, g): sum(self.ts[k] + d for d in range(g + 1, self.to[k] + 1))
+                        / self.M for k in range(K) for g in range(self.to[k] + 1)}
+        self.cliques, self.clique_of = self._cliques()
+        self._rest: dict[tuple[Any, ...], float] = {}
+        self._fits: dict[tuple[tuple[int, int], ...], bool] = {}
+
+    def _cliques(self) -> tuple[list[list[int]], dict[int, int]]:
+        """Greedy disjoint cliques of types whose requests never overlap (self-conflicting)."""
+        K, M = len(self.types), self.M
+        peak = [self.ts[k] + self.to[k] for k in range(K)]
+
+        def conf(x: int, y: int) -> bool:
+            return peak[x] + self.ts[y] + 1 > M and peak[y] + self.ts[x] + 1 > M
+
+        order = sorted(range(K), key=lambda k: -peak[k])
+        cliques: list[list[int]] = []
+        used: set[int] = set()
+        for x in order:
+            if x in used or not conf(x, x):
+                continue
+            cl = [x]
+            for y in order:
+                if y not in used and y not in cl and conf(y, y) and all(conf(y, z) for z in cl):
+                    cl.append(y)
+            cliques.append(cl)
+            used.update(cl)
+        return cliques, {k: i for i, cl in enumerate(cliques) for k in cl}
+
+    def fits(self, running: tuple[tuple[int, int], ...]) -> bool:
+        """The running requests (type, age) fit at every later slot while they run.
+
+        Between two completions the memory only grows, so it suffices to look at the slots
+        where one of them completes (``d = o - age``); memoised per running set."""
+        ok = self._fits.get(running)
+        if ok is None:
+            ts, to, M = self.ts, self.to, self.M
+            ok = True
+            for d in {to[k] - g for k, g in running}:
+                m = 0
+                for k, g in running:
+                    if g + d <= to[k]:
+                        m += ts[k] + g + d
+                if m > M:
+                    ok = False
+                    break
+            self._fits[running] = ok
+        return ok
+
+    def rest_bound(self, cnt: tuple[int, ...], t: int) -> float:
+        """The combinatorial bound of the unstarted requests alone, arrivals ``max(a-t, 0)``."""
+        key = (cnt, min(t, self.a_max))
+        v = self._rest.get(key)
+        if v is None:
+            from kvopt.mip.bounds.combinatorial import combinatorial_bound
+
+            ks = [k for k, c in enumerate(cnt) for _ in range(c)]
+            v = 0.0 if not ks else combinatorial_bound(Instance(
+                memory=self.M, arrival=np.array([max(self.ta[k] - t, 0) for k in ks]),
+                prompt=np.array([self.ts[k] for k in ks]),
+                output=np.array([self.to[k] for k in ks])))
+            self._rest[key] = v
+        return v
+
+    def h(self, cnt: tuple[int, ...], running: tuple[tuple[int, int], ...], t: int) -> float:
+        """An admissible bound on the cost from ``t`` on (module docstring, (i)-(iv))."""
+        to = self.to
+        rem = 0
+        release = [0] * len(self.cliques)
+        for k, g in running:
+            r = to[k] - g
+            rem += r
+            ci = self.clique_of.get(k)
+            if ci is not None and r > release[ci]:
+                release[ci] = r
+        best = rem + sum(c * to[k] for k, c in enumerate(cnt)) + 0.0
+        best = max(best, rem + self.rest_bound(cnt, t))
+        if t < self.a_max:
+            return best
+        works = [self.rem_vol[k, g] for k, g in running]
+        chain = rem
+        for k, c in enumerate(cnt):
+            if c:
+                works += [self.vol[k]] * c
+                if k not in self.clique_of:
+                    chain += c * to[k]
+        for ci, cl in enumerate(self.cliques):
+            tt = release[ci]
+            for x in sorted(to[k] for k in cl for _ in range(cnt[k])):
+                tt += x
+                chain += tt
+        works.sort()
+        fluid = acc = 0.0
+        for w in works:
+            acc += w
+            fluid += acc
+        return max(best, chain, fluid)
+
+
+def state_search(instance: Instance, *, upper: float, time_limit: float | None = None,
+                 deadline: Deadline | None = None, max_states: int = 5_000_000
+                 ) -> SearchResult:
+    """OPT of ``instance`` if it is below ``upper`` (the TEL of a known schedule), else a
+    proof that it is not, by the best-first search of the module docstring.
+
+    Parameters
+    ----------
+    instance
+        A slotted instance without a batch limit.
+    upper
+        The TEL of a feasible schedule: only schedules of TEL ``< upper`` are searched.
+    time_limit, deadline
+        Seconds, or a caller's :class:`~kvopt.core.limits.Deadline`.
+    max_states
+        Stop (``status="state_limit"``) once this many states are stored (RAM).
+
+    Returns
+    -------
+    SearchResult
+        ``status="optimal"`` with ``objective`` and ``starts`` when a better schedule was
+        found (it is optimal), or ``objective=None`` when none exists (``upper`` is optimal);
+        otherwise a valid lower ``bound``.
+    """
+    dl = as_deadline(time_limit, deadline)
+    instance.require_slotted()
+    sp = _Space(instance, upper)
+    K = len(sp.types)
+    start_key = (0 if sp.a_max > 0 else -1, sp.cnt0, ())
+    best_g: dict[Any, int] = {start_key: 0}
+    parent: dict[Any, tuple[Any, tuple[int, ...]]] = {}
+    h0 = sp.h(sp.cnt0, (), 0)
+    heap: list[tuple[float, int, int, Any]] = [(h0, 0, 0, start_key)]
+    expanded = 0
+    while heap:
+        f, g, t, key = heap[0]
+        if f >= upper - 1e-9:
+            return SearchResult("optimal", None, None, float(upper), expanded, len(best_g))
+        heapq.heappop(heap)
+        if g > best_g.get(key, math.inf):
+            continue
+        _, cnt, running = key
+        if not running and not any(cnt):
+            starts = _starts(sp, parent, key, instance.n)
+            return SearchResult("optimal", float(g), starts, float(g), expanded, len(best_g))
+        expanded += 1
+        if expanded % CHECK_EVERY == 0 and (dl.expired() or len(best_g) > max_states):
+            status = "time_limit" if dl.expired() else "state_limit"
+            return SearchResult(status, None, None, float(math.ceil(f - 1e-9)), expanded,
+                                len(best_g))
+        arrived = [k for k in range(K) if sp.ta[k] <= t]
+        if any(cnt[k] and sp.hi[k] < t for k in range(K)):
+            continue                          # a request missed its window: TEL > UB
+        for chosen, run in _decisions(sp, cnt, running, arrived, t):
+            if not run and t >= sp.a_max and any(cnt):
+                continue                      # idling on an empty machine
+            c2 = list(cnt)
+            for k in chosen:
+                c2[k] -= 1
+            step = len(run) + sum(c2[k] for k in arrived)
+            nxt = tuple(sorted((k, a + 1) for k, a in run if a + 1 < sp.to[k]))
+            t2 = t + 1
+            key2 = (t2 if t2 < sp.a_max else -1, tuple(c2), nxt)
+            g2 = g + step
+            if g2 < best_g.get(key2, math.inf):
+                f2 = g2 + sp.h(key2[1], nxt, t2)
+                if f2 < upper - 1e-9:
+                    best_g[key2] = g2
+                    parent[key2] = (key, tuple(chosen))
+                    heapq.heappush(heap, (f2, g2, t2, key2))
+    return SearchResult("optimal", None, None, float(upper), expanded, len(best_g))
+
+
+def _decisions(sp: _Space, cnt: tuple[int, ...], running: tuple[tuple[int, int], ...],
+               arrived: list[int], t: int) -> Any:
+    """Every start set (a sub-multiset of the arrived unstarted types, within their windows)
+    that fits beside ``running``: ``(chosen types, new running)``; adding requests only adds
+    memory, so a set that does not fit is not extended."""
+    avail = [k for k in arrived if sp.hi[k] >= t for _ in range(cnt[k])]
+
+    def rec(i: int, chosen: list[int], run: tuple[tuple[int, int], ...]) -> Any:
+        yield chosen, run
+        for j in range(i, len(avail)):
+            if j > i and avail[j] == avail[j - 1]:
+                continue
+            new = (*run, (avail[j], 0))
+            if sp.fits(new):
+                yield from rec(j + 1, [*chosen, avail[j]], new)
+
+    yield from rec(0, [], running)
+
+
+def _starts(sp: _Space, parent: dict[Any, tuple[Any, tuple[int, ...]]], key: Any,
+            n: int) -> NDArray[np.int64]:
+    """The start slots of the schedule that reached ``key``: walk the parents back, each
+    step one slot; requests of one type take its starts in index order."""
+    decisions: list[tuple[int, ...]] = []
+    while key in parent:
+        key, chosen = parent[key]
+        decisions.append(chosen)
+    decisions.reverse()
+    by_type: list[list[int]] = [[] for _ in sp.types]
+    for t, chosen in enumerate(decisions):
+        for k in chosen:
+            by_type[k].append(t)
+    starts = np.full(n, -1, dtype=np.int64)
+    for k, mem in enumerate(sp.members):
+        starts[sorted(mem)] = sorted(by_type[k])
+    return starts

@@ -1,0 +1,71 @@
+"""The exact state search (kvopt.mip.search.statespace) against the brute-force oracle: OPT on
+random small instances (with and without arrivals), a proof when the incumbent is optimal,
+and a valid lower bound (<= OPT) when stopped early."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from kvopt import Instance, check_schedule
+from kvopt.core.generators import model1
+from kvopt.core.limits import Deadline
+from kvopt.core.mcsf import mcsf_starts
+from kvopt.core.schedule import Schedule
+from kvopt.mip.search import statespace
+from kvopt.mip.search.statespace import state_search
+from tests.bruteforce import brute_force_opt
+from tests.strategies import small_instances
+
+
+def _opt(inst: Instance) -> float:
+    return float(brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)[0])
+
+
+@given(small_instances(max_n=5))
+@settings(max_examples=300, deadline=None)
+def test_finds_opt_below_any_upper(inst):
+    opt = _opt(inst)
+    res = state_search(inst, upper=opt + 1, time_limit=30)
+    assert res.status == "optimal" and res.objective == opt and res.bound == opt
+    rep = check_schedule(inst, Schedule.from_starts(inst, res.starts))
+    assert rep.ok and rep.objective == opt
+
+
+@given(small_instances(max_n=5))
+@settings(max_examples=200, deadline=None)
+def test_proves_an_optimal_incumbent(inst):
+    opt = _opt(inst)
+    res = state_search(inst, upper=opt, time_limit=30)
+    assert res.status == "optimal" and res.objective is None and res.bound == opt
+    mc = inst.tel_of_starts(mcsf_starts(inst))
+    res = state_search(inst, upper=mc, time_limit=30)
+    assert (res.objective if res.objective is not None else mc) == opt
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_stopped_early_the_bound_is_below_opt(seed, monkeypatch):
+    monkeypatch.setattr(statespace, "CHECK_EVERY", 1)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 7))
+    M = int(rng.integers(6, 14))
+    s = rng.integers(0, 3, size=n)
+    inst = Instance(memory=M, arrival=rng.integers(0, 3, size=n), prompt=s,
+                    output=[int(rng.integers(1, M - x + 1)) for x in s])
+    opt = _opt(inst)
+    res = state_search(inst, upper=opt + 1, max_states=int(rng.integers(2, 30)),
+                       deadline=Deadline(30))
+    assert res.bound <= opt + 1e-9
+    if res.status == "optimal":
+        assert res.objective == opt
+
+
+def test_a_paper_like_instance_proven():
+    """model1(1002, n=10): OPT 511 (cp+pairs in the README's section 9.3)."""
+    inst = model1(1002, n=10)
+    res = state_search(inst, upper=515, time_limit=120)
+    assert res.status == "optimal" and res.objective == 511
+    assert math.isclose(inst.tel_of_starts(res.starts), 511)
