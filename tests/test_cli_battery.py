@@ -333,6 +333,10 @@ def fixtures(tmp_path_factory):
     Schedule.from_starts(a2, [0, 0]).save(fx / "a2-schedule.json")
     ex1 = load_instance(EX1)
     Schedule.from_starts(ex1, [0] * ex1.n).save(fx / "other-schedule.json")
+    from kvopt.sweep import parse_spec, run_spec
+
+    run_spec(parse_spec('seeds = "0:2"\n[[instances]]\ngenerator = "random-small"\n'
+                        '[[policies]]\nname = "fcfs"'), str(fx / "sweep.sqlite"), workers=0)
     return fx
 
 
@@ -396,3 +400,203 @@ def test_validate_json_error_object(fixtures):
                    "message": doc["message"]}
     assert "requests.output[0]" in doc["message"]
 
+
+# --------------------------------------------------------------------------------------------
+# The generated battery: every option with a ``type=`` of every sub-command, read from the
+# parsers themselves, gets a negative, zero, huge, nan and non-numeric value. Each case runs
+# the real command (a cheap valid command line, :data:`BASE`, with that one option changed) in
+# a fresh child process with an address-space cap and a wall-clock limit, and must end in
+# exit 2 with one message naming the option, or -- where the value is valid, listed in
+# :data:`ACCEPTED` -- in a normal exit 0 or 1; never a traceback, a kill or a hang.
+# --------------------------------------------------------------------------------------------
+
+#: A cheap valid command line of each sub-command (``{out}``: an empty folder, ``{fx}``: the
+#: fixtures). A sub-command with a typed option and no entry fails test_every_typed_option_...
+BASE: dict[str, list[str]] = {
+    "validate": [A2, "{fx}/a2-schedule.json"],
+    "info": [A2],
+    "solve": [A2, "--time-limit", "5"],
+    "bound": [A2],
+    "simulate": [A2, "--policy", "mcsf"],
+    "ratio": ["amin", "--alpha", "0.25"],
+    "report ratios": ["--out", "{out}/r", "--n", "10", "--max-u", "2", "--alphas", "0.5",
+                      "--seeds", "0", "--no-convergence"],
+    "report search": ["mcsf", "--out", "{out}/x.json", "--restarts", "1", "--steps", "1",
+                      "--seeds", "0"],
+    "report table1": ["--out", "{out}/t", "--seeds", "1", "--n", "20", "--workloads", "azure"],
+    "report agreement": ["{out}/a.md", "--n", "1000"],
+    "report sweep": ["--db", "{fx}/sweep.sqlite"],
+    "queueing": ["trail", "--load", "0.5", "--sizes", "exp:1", "--C", "1"],
+    "sweep": ["--generator", "random-small", "--seeds", "0:1", "--policies", "mcsf", "--out",
+              "{out}/sw", "--workers", "0"],
+    "steptime validate": [],
+    "steptime fit": ["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+                     "--out", "{out}/f.json"],
+    "steptime profile": ["--out", "{out}/p.csv"],
+    "hardness knapsack": ["--weights", "2,3", "--values", "1,1", "--capacity", "3"],
+    "hardness report": ["--out", "{out}/hr", "--seeds", "0:1", "--n", "3"],
+    "plot": [A2, "{fx}/a2-schedule.json", "--out", "{out}/p.png"],
+    "predictions price": ["--out", "{out}/p", "--errors", "0.5", "--policies", "mcsf",
+                          "--instances", "1", "--n", "4", "--large", "0"],
+    "predictions experiment": ["--out", "{out}/e", "--n", "10", "--azure-n", "10",
+                               "--workloads", "heavy-tailed"],
+}
+
+#: The values every typed option is given.
+KINDS = {"negative": "-1", "zero": "0", "huge": "1" + "0" * 30, "nan": "nan", "text": "x1"}
+
+#: (sub-command, option, kind) whose value is valid: the command runs (exit 0 or 1). Each is
+#: what the option's help documents: seed 0; a time limit or a memory budget as large as one
+#: likes (1e30 s, 1e30 bytes); zero steps, workers (in-process), noise, prompt, arrivals,
+#: larger instances, host memory or simulated jobs; --slot-seconds on an instance already in
+#: slots (not needed); amin's prompt size s 0 or 1e30; TRAIL's C 1e30 (always preemptible).
+ACCEPTED: set[tuple[str, str, str]] = {
+    *((cmd, opt, "zero") for cmd, opt in [
+        ("solve", "--seed"), ("bound", "--seed"), ("simulate", "--seed"),
+        ("report ratios", "--seeds"), ("report search", "--rng-seed"),
+        ("report search", "--seeds"), ("report search", "--steps"),
+        ("report search", "--prompt"), ("report search", "--max-arrival"),
+        ("report agreement", "--seed"), ("queueing", "--seed"), ("queueing", "--simulate"),
+        ("steptime validate", "--seed"), ("steptime fit", "--seed"),
+        ("predictions price", "--seed"), ("predictions price", "--errors"),
+        ("predictions price", "--large"), ("predictions experiment", "--seed"),
+        ("report table1", "--noise"), ("sweep", "--workers"), ("ratio", "--s"),
+        ("simulate", "--host-memory")]),
+    *((cmd, opt, "huge") for cmd, opt in [
+        ("solve", "--time-limit"), ("solve", "--memory-budget"), ("solve", "--slot-seconds"),
+        ("bound", "--slot-seconds"), ("bound", "--solve"),
+        ("bound", "--improve"), ("bound", "--intervals"), ("bound", "--memory-budget"),
+        ("report search", "--time-limit"), ("sweep", "--time-limit"),
+        ("sweep", "--task-time-limit"), ("hardness knapsack", "--time-limit"),
+        ("hardness report", "--time-limit"), ("predictions price", "--time-limit"),
+        ("queueing", "--C"), ("ratio", "--s")]),
+}
+
+
+def _typed_options(parser: argparse.ArgumentParser) -> list[tuple[str, str, int]]:
+    """(sub-command, option, number of values) of every optional argument with a ``type=``."""
+    out = []
+    for path in _subcommands(parser):
+        sub = _leaf_parser(parser, path)
+        for action in sub._actions:
+            if action.option_strings and action.type is not None:
+                n = action.nargs if isinstance(action.nargs, int) else 1
+                out.append((path, action.option_strings[0], n))
+    return out
+
+
+def _leaf_parser(parser: argparse.ArgumentParser, path: str) -> argparse.ArgumentParser:
+    for name in path.split():
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[name]
+    return parser
+
+
+def _with_option(base: list[str], option: str, values: list[str]) -> list[str]:
+    """``base`` with ``option`` set to ``values`` (replacing its values in ``base``)."""
+    if option in base:
+        i = base.index(option) + 1
+        j = i
+        while j < len(base) and not base[j].startswith("--"):
+            j += 1
+        return [*base[:i], *values, *base[j:]]
+    return [*base, option, *values]
+
+
+PARSER = build_parser()
+GENERATED = [(cmd, opt, kind, n) for cmd, opt, n in _typed_options(PARSER) for kind in KINDS]
+
+
+def test_every_typed_option_has_a_base_command():
+    missing = sorted({cmd for cmd, *_ in GENERATED} - set(BASE))
+    assert not missing, f"add a cheap valid command line to BASE for {missing}"
+
+
+def test_every_numeric_default_has_a_type():
+    """An option taking a number has a ``type=`` parser, so the generated battery sees it."""
+    untyped = []
+    for path in _subcommands(PARSER):
+        for a in _leaf_parser(PARSER, path)._actions:
+            numeric = isinstance(a.default, (int, float)) and not isinstance(a.default, bool)
+            if a.option_strings and a.type is None and numeric and a.nargs != 0:
+                untyped.append(f"{path} {a.option_strings[0]}")
+    assert not untyped, untyped
+
+
+def _run_case(argv: list[str], folder: str) -> None:  # pragma: no cover - runs in a child
+    """Child process: cap the address space, send fds 1/2 to files, exit with main()'s code."""
+    import os
+    import resource
+
+    from kvopt.core.limits import _vm_size
+
+    cap = (_vm_size() or 0) + 3 * 2**30
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        f = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(f, fd)
+    try:
+        code = main(argv)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _child_context():
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["tests.test_cli_battery"])  # every parser built once
+    return ctx
+
+
+def _parser_accepts(argv: list[str]) -> bool:
+    """Whether argparse (the ``type=`` checks) accepts ``argv``; nothing runs."""
+    from kvopt.cli.main import _ArgumentError
+
+    try:
+        PARSER.parse_args(argv)
+    except (_ArgumentError, SystemExit):
+        return False
+    return True
+
+
+#: Seconds a generated case may run.
+CASE_LIMIT_S = 60.0
+
+
+@pytest.mark.parametrize("cmd,option,kind,nargs", GENERATED,
+                         ids=[f"{c}:{o}:{k}" for c, o, k, _ in GENERATED])
+def test_generated_bad_value(cmd, option, kind, nargs, fixtures, tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    argv = [*cmd.split(), *(a.format(out=out_dir, fx=fixtures) for a in
+                            _with_option(BASE[cmd], option, [KINDS[kind]] * nargs))]
+    if not _parser_accepts(argv):  # refused by the option's type: in-process, nothing runs
+        code = main(argv)
+        err = capsys.readouterr().err
+    else:  # the command runs: in a child with a memory cap and a time limit
+        proc = _child_context().Process(target=_run_case, args=(argv, str(tmp_path)))
+        proc.start()
+        proc.join(CASE_LIMIT_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+            pytest.fail(f"{' '.join(argv)} ran past {CASE_LIMIT_S:g} s")
+        err = (tmp_path / "stderr").read_text()
+        code = proc.exitcode
+    assert "Traceback" not in err, (argv, err)
+    assert code in (0, 1, 2), (argv, code, err)
+    if (cmd, option, kind) in ACCEPTED:
+        assert code in (0, 1), (argv, "listed in ACCEPTED but refused", err)
+        return
+    assert code == 2, (argv, f"exit {code}: refuse {KINDS[kind]} naming {option}, or list it "
+                       "in ACCEPTED if it is a documented valid value", err)
+    assert option in err, (argv, err)
+    lines = err.strip().splitlines()
+    assert sum("error:" in x for x in lines) == 1, err

@@ -26,7 +26,9 @@ DEFAULT_SEED = 0
 def add_instance_argument(p: argparse.ArgumentParser) -> None:
     """``INSTANCE`` (JSON v1 or trace CSV) and ``--memory`` for CSV traces."""
     p.add_argument("instance", metavar="INSTANCE", help="instance JSON (v1) or trace CSV")
-    p.add_argument("--memory", type=int_at_least(1), default=None,
+    from kvopt.core.instance import MAX_REPRESENTABLE
+
+    p.add_argument("--memory", type=int_at_least(1, MAX_REPRESENTABLE), default=None,
                    help="KV capacity M in tokens (trace CSV default 16492; overrides JSON)")
 
 
@@ -120,13 +122,23 @@ def check_input_file(path: str | os.PathLike[str] | None, flag: str) -> None:
         raise UsageError(flag, f"{path} {'is a folder' if p.is_dir() else 'does not exist'}")
 
 
-def int_at_least(lo: int) -> Any:
-    """argparse ``type=``: an integer ``>= lo`` (argparse names the flag on failure).
+#: Default upper end of :func:`int_at_least` (a C ``int``: solvers and numpy take it).
+MAX_INT_OPTION = 2**31 - 1
+
+
+def int_at_least(lo: int, hi: int = MAX_INT_OPTION) -> Any:
+    """argparse ``type=``: an integer ``lo <= v <= hi`` (argparse names the flag on failure).
+
+    Every count or size option has an upper end (by default :data:`MAX_INT_OPTION`; tighter
+    where the value sizes the work), so that no value runs or allocates without bound.
 
     Examples
     --------
     >>> int_at_least(1)("3")
     3
+    >>> int_at_least(1, 10)("11")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be an integer in [1, 10], got 11
     """
     def parse(text: str) -> int:
         try:
@@ -135,6 +147,8 @@ def int_at_least(lo: int) -> Any:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if v < lo:
             raise argparse.ArgumentTypeError(f"must be >= {lo}, got {v}")
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi}], got {v}")
         return v
 
     parse.__name__ = f"integer >= {lo}"

@@ -56,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    metavar="V1,V2,...", help="item values (goodput)")
     k.add_argument("--capacity", required=True, type=int_at_least(1), metavar="C",
                    help="knapsack capacity (the common deadline)")
-    k.add_argument("--knapsacks", type=int_at_least(1), default=1, metavar="K",
+    k.add_argument("--knapsacks", type=int_at_least(1, 100), default=1, metavar="K",
                    help="number of knapsacks (batch slots), default 1")
     k.add_argument("--solver", default="highs", choices=("highs", "cbc", "cpsat", "scipy"),
                    help="MIP backend for both programs (default highs)")
@@ -75,8 +75,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--seeds", type=_seed_range, default=range(0, 30), metavar="A:B",
                    help="seeds of the random mixed-SLO instances, A inclusive to B exclusive "
                    "(default 0:30)")
-    r.add_argument("--n", type=int_at_least(1), default=6, help="requests per random instance")
-    r.add_argument("--max-batch", type=int_at_least(1), default=2, metavar="B",
+    r.add_argument("--n", type=int_at_least(1, 1000), default=6,
+                   help="requests per random instance")
+    r.add_argument("--max-batch", type=int_at_least(1, 10**6), default=2, metavar="B",
                    help="batch limit of the random instances (default 2)")
     r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=20.0, metavar="S",
                    help="goodput MIP time limit per instance (default 20)")

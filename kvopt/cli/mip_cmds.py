@@ -70,7 +70,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--first", type=int_at_least(1), default=None, metavar="N",
                    help="keep only the first N requests (by arrival order in the file), as "
                    "`kvopt bound --first`")
-    p.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="solver threads")
+    p.add_argument("--threads", type=int_at_least(1, 1024), default=1, metavar="N",
+                   help="solver threads")
     p.add_argument("--no-warm-start", action="store_true", help="do not start from MC-SF")
     p.add_argument("--objective", choices=("tel", "goodput"), default="tel",
                    help="tel: total end-to-end latency (minimised, default); goodput: SLO "
@@ -103,7 +104,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--lp", choices=("auto", "exact", "lagrangian", "none"), default="auto",
                    help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size); "
                    "auto: exact up to n*T = 2e5, Lagrangian up to 2e7, else none")
-    p.add_argument("--iterations", type=int_at_least(1), default=200, help="Lagrangian iterations")
+    p.add_argument("--iterations", type=int_at_least(1, 10**6), default=200,
+                   help="Lagrangian iterations")
     p.add_argument("--solve", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also run `solve` with this time limit for a better schedule")
     p.add_argument("--improve", type=float_in(0, lo_open=True), default=None, metavar="S",
@@ -150,6 +152,8 @@ def run_solve(args: argparse.Namespace) -> int:
                         progress=not args.json and args.time_limit is not None
                         and args.time_limit > 5)
     except MemoryBudgetError as exc:  # the same refusal, in CLI words
+        if _is_instance_field(exc.field):  # horizon-sized work: the field says why
+            raise
         raise MemoryBudgetError("--formulation" if args.formulation else "--solver",
                                 exc.reason, estimate=exc.estimate, budget=exc.budget,
                                 alternatives=exc.alternatives) from None
@@ -240,6 +244,12 @@ def _run_improve(args: argparse.Namespace) -> int:
     return EXIT_OK if res.status == "optimal" else EXIT_NOT_PROVEN
 
 
+def _is_instance_field(field: str) -> bool:
+    """Whether a refusal names an instance field (``requests.output``, ``memory``) rather
+    than a model choice."""
+    return field.startswith("requests") or field == "memory"
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.6g}"
 
@@ -261,6 +271,8 @@ def run_bound(args: argparse.Namespace) -> int:
                            intervals_time=args.intervals,
                            progress=not args.json and not args.no_progress)
     except MemoryBudgetError as exc:
+        if _is_instance_field(exc.field):
+            raise
         raise MemoryBudgetError("--lp", exc.reason, estimate=exc.estimate,
                                 budget=exc.budget) from None
     lines = [f"{doc['instance']}: n = {doc['n']}, M = {doc['memory']}"]

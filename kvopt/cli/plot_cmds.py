@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="time axis in seconds (needs a schedule with times)")
     g.add_argument("--slots", dest="seconds", action="store_false",
                    help="time axis in slots (slotted instances only)")
-    p.add_argument("--dpi", type=int_at_least(20), default=100, help="resolution (100)")
+    p.add_argument("--dpi", type=int_at_least(20, 2400), default=100, help="resolution (100)")
     p.add_argument("--title", default=None, help="figure title (default: name, TEL, verdict)")
     add_json_argument(p)
     p.set_defaults(func=run_plot)

@@ -43,12 +43,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--policies", nargs="+", choices=PRICE_POLICIES, default=None,
                    help=f"default: {' '.join(PRICE_POLICIES)} (with --preemption recompute/swap: "
                    "those that support it)")
-    r.add_argument("--instances", type=int_at_least(1), default=20,
+    r.add_argument("--instances", type=int_at_least(1, 10**4), default=20,
                    help="small instances with proven OPT (default 20)")
-    r.add_argument("--n", type=int_at_least(1), default=7, help="requests per small instance")
-    r.add_argument("--large", type=int_at_least(0), default=3,
+    r.add_argument("--n", type=int_at_least(1, 1000), default=7, help="requests per small instance")
+    r.add_argument("--large", type=int_at_least(0, 10**4), default=3,
                    help="larger instances vs the combinatorial bound (default 3; 0 = none)")
-    r.add_argument("--large-n", type=int_at_least(2), default=200)
+    r.add_argument("--large-n", type=int_at_least(2, 10**5), default=200)
     r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0,
                    help="seconds per MIP solve")
     r.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
@@ -66,13 +66,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Heavy-tailed per-prompt log-t workload and the Azure conversation trace, "
         "Llama-2-70B on 2xA100 (GPU-time step time a100-llama2-70b-tp2-gpu), M = 16492.")
     e.add_argument("--out", required=True, help="output folder")
-    e.add_argument("--n", type=int_at_least(10), default=1500,
+    e.add_argument("--n", type=int_at_least(10, 10**6), default=1500,
                    help="heavy-tailed requests (default 1500)")
-    e.add_argument("--rate", type=float_in(0, lo_open=True), default=0.8,
+    e.add_argument("--rate", type=float_in(0, 1e6, lo_open=True), default=0.8,
                    help="heavy-tailed arrival rate, requests/s (default 0.8)")
-    e.add_argument("--azure-n", type=int_at_least(10), default=1500,
+    e.add_argument("--azure-n", type=int_at_least(10, 10**6), default=1500,
                    help="first requests of the Azure conversation trace (default 1500)")
-    e.add_argument("--time-scale", type=float_in(0, lo_open=True), default=0.125,
+    e.add_argument("--time-scale", type=float_in(0, 1e6, lo_open=True), default=0.125,
                    help="Azure arrivals are divided by this (default 0.125: 8x slower)")
     e.add_argument("--workloads", nargs="+", choices=("heavy-tailed", "azure-conv"),
                    default=["heavy-tailed", "azure-conv"])

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kvopt.cli.common import DEFAULT_SEED, check_output_file, seed_arg
+from kvopt.cli.common import DEFAULT_SEED, check_output_file, int_at_least, seed_arg
 from kvopt.core.errors import UsageError
 from kvopt.core.io import atomic_write_text
 
@@ -59,7 +59,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="also print E[T(x, r)] for a job of size X and prediction R")
     p.add_argument("--per-size", metavar="X1,X2,...",
                    help="also print the per-size means E[T(x)] (averaged over predictions)")
-    p.add_argument("--simulate", type=int, metavar="N", default=0,
+    p.add_argument("--simulate", type=int_at_least(0, 10**8), metavar="N", default=0,
                    help="also simulate N jobs (batch-means standard error)")
     p.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED, metavar="N",
                    help=f"simulation seed (default {DEFAULT_SEED}; printed with the results)")

@@ -64,9 +64,9 @@ def _add_ratios(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1, 2],
                    help="policy / instance seeds (default 0 1 2; recorded in manifest.json)")
-    r.add_argument("--n", type=int_at_least(10), default=2000,
+    r.add_argument("--n", type=int_at_least(10, 10**6), default=2000,
                    help="jobs per large measured instance")
-    r.add_argument("--max-u", type=int_at_least(1), default=400,
+    r.add_argument("--max-u", type=int_at_least(1, 10**4), default=400,
                    help="skip measured columns with u = round(4/alpha) above this (400)")
     r.add_argument("--theory-only", action="store_true", help="no simulation, no MIP")
     r.add_argument("--no-opt", action="store_true", help="skip the vs-OPT (MIP) columns")
@@ -85,19 +85,20 @@ def _add_search(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "constraints; OPT proven by the MIP. Writes the worst instance found to --out.")
     s.add_argument("policy", metavar="POLICY", help="kvopt.sim policy (mcsf, amin, amax, ...)")
     s.add_argument("--out", required=True, help="instance JSON to write")
-    s.add_argument("--restarts", type=int_at_least(1), default=10)
-    s.add_argument("--steps", type=int_at_least(0), default=40)
+    s.add_argument("--restarts", type=int_at_least(1, 10**6), default=10)
+    s.add_argument("--steps", type=int_at_least(0, 10**6), default=40)
     s.add_argument("--rng-seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"seed of the search (default {DEFAULT_SEED}; printed with the result)")
     s.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1, 2, 3],
                    help="policy seeds averaged for randomised policies")
-    s.add_argument("--n", type=int, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
-    s.add_argument("--memory", type=int, nargs=2, default=[4, 12], metavar=("MIN", "MAX"))
-    s.add_argument("--prompt", type=int, nargs=2, default=[0, 3], metavar=("MIN", "MAX"))
-    s.add_argument("--output", type=int, nargs=2, default=[1, 8], metavar=("MIN", "MAX"))
-    s.add_argument("--max-arrival", type=int_at_least(0), default=0)
+    size = int_at_least(0, 10**6)  # the ranges of the searched instances
+    s.add_argument("--n", type=size, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
+    s.add_argument("--memory", type=size, nargs=2, default=[4, 12], metavar=("MIN", "MAX"))
+    s.add_argument("--prompt", type=size, nargs=2, default=[0, 3], metavar=("MIN", "MAX"))
+    s.add_argument("--output", type=size, nargs=2, default=[1, 8], metavar=("MIN", "MAX"))
+    s.add_argument("--max-arrival", type=size, default=0)
     s.add_argument("--same-prompt", action="store_true")
-    s.add_argument("--interval", type=int, nargs=2, default=None, metavar=("L", "U"),
+    s.add_argument("--interval", type=size, nargs=2, default=None, metavar=("L", "U"),
                    help="prediction interval [L, U] of every request (Amin/Amax need one)")
     s.add_argument("--solver", default="highs", choices=backend_names())
     s.add_argument("--time-limit", type=float_in(0, lo_open=True), default=10.0)
@@ -113,10 +114,10 @@ def _add_table1(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "benchmarks and vLLM-like FCFS over seeded workloads (seed k draws instance k and the "
         "policy's random choices); writes table1.json / table1.md, or with --noise the "
         "prediction-noise experiment noise.json / noise.md, into --out.")
-    t.add_argument("--seeds", type=int_at_least(1), default=50,
+    t.add_argument("--seeds", type=int_at_least(1, 10**4), default=50,
                    help="number of seeds 0..SEEDS-1 (default 50)")
-    t.add_argument("--n", type=int_at_least(1), default=1000, help="requests per instance")
-    t.add_argument("--rate", type=float_in(0, lo_open=True), default=50.0,
+    t.add_argument("--n", type=int_at_least(1, 10**6), default=1000, help="requests per instance")
+    t.add_argument("--rate", type=float_in(0, 1e6, lo_open=True), default=50.0,
                    help="Poisson arrival rate per second (default 50)")
     t.add_argument("--step-time", type=_step_time_name, default="a100-llama2-70b-tp2",
                    metavar="MODEL", help="step-time model name (default a100-llama2-70b-tp2)")
@@ -138,7 +139,7 @@ def _add_agreement(rs: argparse._SubParsersAction) -> None:  # type: ignore[type
         "distributions x loads 0.3, 0.6, 0.9) against the simulator: N jobs per row (2.5 N at "
         "load 0.9), batch-means SE, z = (simulated - formula) / SE. Writes OUT.md.")
     g.add_argument("out", metavar="OUT.md", help="markdown file to write")
-    g.add_argument("--n", type=int_at_least(1000), default=400_000,
+    g.add_argument("--n", type=int_at_least(1000, 10**8), default=400_000,
                    help="simulated jobs per row (default 400000)")
     g.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"simulation seed (default {DEFAULT_SEED}; printed)")

@@ -64,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     v.add_argument("--set", action="append", default=None, choices=list(MEASUREMENT_SETS),
                    help="measurement set (repeatable; default all)")
     v.add_argument("--fit", action="store_true", help="also fit and report held-out errors")
-    v.add_argument("--folds", type=int_at_least(2), default=5,
+    v.add_argument("--folds", type=int_at_least(2, 100), default=5,
                    help="cross-validation folds (default 5)")
     v.add_argument("--seed", type=seed_arg, default=0, help="fold assignment seed (default 0)")
     v.add_argument("--out", default=None, metavar="DIR", help="write the report files here")
@@ -116,13 +116,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "no all-reduce) captured in CUDA graphs over a grid of prefill / decode / mixed "
         "batches; writes the CSV `kvopt steptime fit` reads. Needs `pip install kvopt[gpu]`.")
     pr.add_argument("--model", default="llama-2-7b", choices=["llama-2-7b", "llama-2-70b"])
-    pr.add_argument("--tp", type=int_at_least(1), default=1,
+    pr.add_argument("--tp", type=int_at_least(1, 64), default=1,
                     help="shard of this TP degree (default 1)")
     pr.add_argument("--grid", default="quick", choices=["quick", "full"],
                     help="quick (~40 batches) or full (the h100_llama_steps.csv grid)")
-    pr.add_argument("--repeats", type=int_at_least(3), default=30,
+    pr.add_argument("--repeats", type=int_at_least(3, 10**4), default=30,
                     help="timed replays per batch (default 30)")
-    pr.add_argument("--kv-budget-gib", type=float_in(0, lo_open=True), default=32.0,
+    pr.add_argument("--kv-budget-gib", type=float_in(0, 1e4, lo_open=True), default=32.0,
                     help="largest KV cache allocated (GiB; larger batches are skipped)")
     pr.add_argument("--out", required=True, metavar="FILE.csv", help="CSV to write")
     add_json_argument(pr)

@@ -65,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--db", default=None, help="SQLite results database (created if missing)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
-    p.add_argument("--workers", type=int_at_least(0), default=None,
+    p.add_argument("--workers", type=int_at_least(0, 1024), default=None,
                    help="LocalCluster worker processes (default 2; 0: in this process)")
     p.add_argument("--task-time-limit", type=float_in(0, lo_open=True), default=None,
                    metavar="S", help="seconds a task may run before it is killed and recorded "

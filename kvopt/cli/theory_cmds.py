@@ -32,9 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     g = p.add_mutually_exclusive_group()
     g.add_argument("--alpha", type=float_in(0, 1, lo_open=True), default=None,
                    help="prediction accuracy l/u in (0, 1]")
-    g.add_argument("--u", type=int_at_least(1), default=None,
+    g.add_argument("--u", type=int_at_least(1, 10**6), default=None,
                    help="upper end of the length interval")
-    p.add_argument("--l", type=int_at_least(1), default=None,
+    p.add_argument("--l", type=int_at_least(1, 10**6), default=None,
                    help="lower end of the length interval (default 1 with --u; with --alpha "
                    "the smallest integers l/u = alpha)")
     p.add_argument("--s", type=float_in(0), default=0.0, help="prompt size s (amin only; 0)")

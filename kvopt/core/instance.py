@@ -43,12 +43,49 @@ TIME_UNITS: tuple[TimeUnit, ...] = get_args(TimeUnit)
 #: KV capacity (tokens) of Llama-2-70B on 2xA100 used by seed 001 (Sec. 5.2); the default
 #: memory when a trace CSV is read without an explicit ``memory``.
 DEFAULT_TRACE_MEMORY = 16492
+#: Largest memory, prompt, output and horizon (``max a + sum o`` slots) kvopt represents:
+#: 2**53, the integers float64 holds exactly (bounds, LPs and metrics compute in float64).
+MAX_REPRESENTABLE = 2**53
 _REQUIRED_ARRAYS = ("arrival", "prompt", "output")
 _OPTIONAL_ARRAYS = ("pred_lower", "pred_upper", "pred_point")
 _TOP_LEVEL = {
     "schema", "schema_version", "memory", "requests", "time_unit", "name", "source", "expected",
     "max_batch", "goodput",
 }
+
+
+def _check_horizon(arrival: NDArray[Any], output: NDArray[np.int64], time_unit: str) -> None:
+    """Refuse an instance whose horizon (``max a + sum o`` slots) kvopt cannot represent,
+    naming the field that makes it so (the arrival span or the outputs).
+
+    Examples
+    --------
+    >>> _check_horizon(np.array([0, 2**60]), np.array([5, 5]), "step")
+    Traceback (most recent call last):
+    kvopt.core.errors.InvalidInstanceError: invalid field 'requests.arrival': the horizon \
+max arrival + sum of outputs = 1.15e+18 slots is more than kvopt represents (2**53)
+    """
+    span = float(arrival.max()) if time_unit == "step" else 0.0
+    total = float(output.sum(dtype=np.float64))
+    if span + total > MAX_REPRESENTABLE:
+        field = "requests.arrival" if span > total else "requests.output"
+        raise InvalidInstanceError(field, f"the horizon max arrival + sum of outputs = "
+                                   f"{span + total:.3g} slots is more than kvopt represents "
+                                   "(2**53)")
+
+
+def horizon_field(instance: Instance) -> str:
+    """The field that makes an instance's horizon long: ``requests.arrival`` when the
+    arrival span is larger than the sum of outputs, else ``requests.output`` (named by
+    refusals of horizon-sized work).
+
+    Examples
+    --------
+    >>> horizon_field(Instance(memory=9, arrival=[0, 100], prompt=[1, 1], output=[4, 8]))
+    'requests.arrival'
+    """
+    span = float(instance.arrival.max()) if instance.is_slotted else 0.0
+    return "requests.arrival" if span > float(instance.output.sum()) else "requests.output"
 
 
 def _as_int_array(name: str, values: Any, *, minimum: int) -> NDArray[np.int64]:
@@ -178,6 +215,9 @@ class Instance:
         memory = int(memory)
         if memory <= 0:
             raise InvalidInstanceError("memory", f"must be a positive integer, got {memory}")
+        if memory > MAX_REPRESENTABLE:
+            raise InvalidInstanceError("memory", f"must be at most 2**53 = {MAX_REPRESENTABLE} "
+                                       f"tokens (what kvopt represents exactly), got {memory}")
         if self.time_unit not in TIME_UNITS:
             raise InvalidInstanceError(
                 "time_unit", f"must be one of {TIME_UNITS}, got {self.time_unit!r}"
@@ -208,6 +248,7 @@ class Instance:
                 f"impossible request: prompt + output = {prompt[j]} + {output[j]} = "
                 f"{prompt[j] + output[j]} exceeds memory M = {memory}",
             )
+        _check_horizon(arrival, output, self.time_unit)
         preds: dict[str, NDArray[Any] | None] = {}
         for key in ("pred_lower", "pred_upper"):
             v = getattr(self, key)

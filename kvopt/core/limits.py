@@ -287,6 +287,37 @@ def available_memory() -> int | None:
     return min(vals) if vals else None
 
 
+def check_allocation(nbytes: float, what: str, field: str,
+                     budget: str | int | float | None = None) -> None:
+    """Refuse, before it is made, an allocation sized by the input (a horizon, an output length,
+    an arrival span) that the memory budget (:func:`resolve_memory_budget`) cannot hold.
+
+    Raises
+    ------
+    MemoryBudgetError
+        Naming ``field`` (the instance field whose size asks for it, e.g.
+        ``"requests.output"``), with ``what`` needed it and both sizes.
+
+    Examples
+    --------
+    >>> check_allocation(8 * 10**6, "a window of 1e6 slots", "requests.output", "1G")
+    >>> try:
+    ...     check_allocation(8e9, "a window of 1e9 slots", "requests.output", "1G")
+    ... except UsageError as exc:
+    ...     print(exc.field, "|", exc.reason)
+    requests.output | a window of 1e9 slots would need 7.5 GiB, more than the memory budget \
+of 1.0 GiB (KVOPT_MEMORY_BUDGET, or a command's --memory-budget)
+    """
+    from kvopt.core.errors import MemoryBudgetError
+
+    cap = resolve_memory_budget(budget)
+    if nbytes > cap:
+        raise MemoryBudgetError(field, f"{what} would need {format_bytes(nbytes)}, more than "
+                                f"the memory budget of {format_bytes(cap)} ({MEMORY_BUDGET_ENV}"
+                                ", or a command's --memory-budget)", estimate=nbytes,
+                                budget=cap)
+
+
 def resolve_memory_budget(value: str | int | float | None = None,
                           name: str = "memory_budget") -> int:
     """The RAM budget in bytes (see the module docstring for the order of sources).

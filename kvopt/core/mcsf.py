@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
+from kvopt.core.limits import check_allocation
 from kvopt.core.schedule import Schedule
 
 
@@ -25,17 +26,25 @@ def predicted_profile(
     pred: NDArray[np.int64],
     horizon: int,
 ) -> NDArray[np.int64]:
-    """Predicted memory of running requests at ``t + d``, ``d = 1..horizon`` (index d-1).
+    """Predicted memory of running requests at ``t + d``, ``d = 1..horizon`` (index d-1), in
+    ``O(requests + horizon)`` time and memory (a request live up to ``d = last`` adds
+    ``s + age + d`` at each of those ``d``: counted once at ``last``, summed from the right).
 
     Examples
     --------
     >>> predicted_profile(0, np.array([1]), np.array([0]), np.array([3]), 4).tolist()
     [2, 3, 4, 0]
     """
-    d = np.arange(1, horizon + 1, dtype=np.int64)
-    age = (t - start)[:, None] + d[None, :]  # tau - p
-    live = age <= pred[:, None]
-    return np.where(live, prompt[:, None] + age, 0).sum(axis=0).astype(np.int64)
+    age0 = np.asarray(t - start, dtype=np.int64)  # tau - p = age0 + d
+    last = np.clip(pred - age0, 0, horizon)  # live at d = 1 .. last
+    live = last > 0
+    count = np.zeros(horizon + 1, dtype=np.int64)  # requests live up to d = index
+    const = np.zeros(horizon + 1, dtype=np.int64)  # sum of their s + age0
+    np.add.at(count, last[live], 1)
+    np.add.at(const, last[live], (prompt + age0)[live])
+    n_live = np.cumsum(count[::-1])[::-1][1:]  # live at d = 1..horizon
+    c_live = np.cumsum(const[::-1])[::-1][1:]
+    return c_live + np.arange(1, horizon + 1, dtype=np.int64) * n_live
 
 
 def admit_prefix(
@@ -135,6 +144,8 @@ def mcsf_starts(
     scan = np.lexsort((np.arange(n), a, key))
     start = np.full(n, -1, dtype=np.int64)
     H = int(q.max())
+    check_allocation(6 * 8 * (H + 1), f"MC-SF's predicted-memory window of {H:,} slots (the "
+                     "largest predicted output)", "requests.output")
     t = int(a.min())
     while (start < 0).any():
         running = (start >= 0) & (start + o > t)  # true lengths decide who is still running

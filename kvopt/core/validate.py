@@ -19,7 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import InfeasibleScheduleError
-from kvopt.core.instance import Instance
+from kvopt.core.instance import Instance, horizon_field
+from kvopt.core.limits import check_allocation
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import GoodputReport, evaluate_goodput
 
@@ -146,6 +147,9 @@ def memory_profile(
     H = int(end.max()) if end.size else 0
     if horizon is not None:
         H = max(H, int(horizon))
+    check_allocation(5 * 8 * (H + 2), f"the memory profile over {H + 1:,} slots",
+                     "requests.output" if int(length.sum()) > int(start.max(initial=0))
+                     else "requests.arrival")
     const = np.zeros(H + 2, dtype=np.int64)
     count = np.zeros(H + 2, dtype=np.int64)
     live = length > 0
@@ -227,6 +231,8 @@ def schedule_memory(instance: Instance, schedule: Schedule, horizon: int | None 
     H = int(end.max()) if end.size else 0
     if horizon is not None:
         H = max(H, int(horizon))
+    check_allocation(8 * 8 * (H + 2), f"the memory profile over {H + 1:,} slots",
+                     horizon_field(instance))
     if schedule.is_seed_convention:
         return memory_profile(s, k, L, H), None
     b = schedule.block_size

@@ -69,8 +69,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         "trivial": trivial_bound(inst), "volume": volume_bound(inst),
         "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
     timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
-    best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds)
     skipped: dict[str, str] = {}
+    best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds, skipped)
     mode = _lp_mode(inst, lp, budget, skipped)
     t1 = time.perf_counter()
     mode = _lp_phase(inst, mode, iterations, budget, best["objective"], bounds, skipped,
@@ -96,10 +96,10 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
 
 
 def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,
-                   seed: int, progress: bool, bounds: dict[str, float | None]
-                   ) -> dict[str, Any]:
+                   seed: int, progress: bool, bounds: dict[str, float | None],
+                   skipped: dict[str, str]) -> dict[str, Any]:
     """MC-SF, or better: the schedules of ``solve`` and ``improve`` when asked (``solve``'s
-    bound joins ``bounds``)."""
+    bound joins ``bounds``; an ``improve`` above the memory budget joins ``skipped``)."""
     from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.progress import note
     from kvopt.core.validate import check_schedule
@@ -116,10 +116,15 @@ def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float
                     "objective": res.objective, "valid": True}
         bounds["solver"] = res.bound
     if improve_time is not None:
+        from kvopt.core.errors import MemoryBudgetError
         from kvopt.mip.search.improve import improve
 
         note(f"bound: improve, budget {improve_time:g} s, seed {seed}", enabled=progress)
-        imp = improve(inst, time_limit=improve_time, seed=seed, progress=progress)
+        try:
+            imp = improve(inst, time_limit=improve_time, seed=seed, progress=progress)
+        except MemoryBudgetError as exc:  # a horizon-sized search: said so, the bounds go on
+            skipped["improve"] = exc.reason
+            return best
         if imp.objective is not None and imp.objective < (best["objective"] or math.inf):
             best = {"source": f"improve(seed={seed})", "objective": imp.objective,
                     "valid": imp.report is not None and imp.report.ok}

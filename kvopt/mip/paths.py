@@ -31,9 +31,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import KvoptError, UsageError
-from kvopt.core.instance import Instance
+from kvopt.core.instance import Instance, horizon_field
 from kvopt.core.isolate import run_isolated
-from kvopt.core.limits import Deadline, format_bytes, resolve_memory_budget
+from kvopt.core.limits import Deadline, check_allocation, format_bytes, resolve_memory_budget
 from kvopt.core.progress import Heartbeat, is_terminal
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
@@ -180,6 +180,11 @@ def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
     ``cp+exact`` (``search``), the size estimate against the RAM budget and the
     combinatorial bounds."""
     inst, steps = run.instance, run.steps
+    # validating any schedule draws its memory profile over the horizon: refused here,
+    # before any work, when the budget cannot hold it
+    check_allocation(8 * 8 * (inst.horizon + 2), "validating a schedule (its memory profile "
+                     f"over the horizon of {inst.horizon:,} slots)", horizon_field(inst),
+                     run.ram_bytes)
     t = time.monotonic()
     if warm:
         from kvopt.core.mcsf import mcsf_starts

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
+from kvopt.core.limits import check_allocation
 from kvopt.core.schedule import Schedule
 from kvopt.sim.decision import (
     Decision,
@@ -69,7 +70,9 @@ _AR = np.arange(1024, dtype=np.int64)
 def _arange(k: int) -> NDArray[np.int64]:
     """``np.arange(k)`` from a cache."""
     global _AR
-    if k > _AR.shape[0]:
+    if k > _AR.shape[0]:  # a stretch of k slots: per-slot arrays of that size follow
+        check_allocation(6 * 8 * 2 * k, f"the simulator's per-slot arrays of a stretch of "
+                         f"{k:,} slots", "requests")
         _AR = np.arange(2 * k, dtype=np.int64)
     return _AR[:k]
 

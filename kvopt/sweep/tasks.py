@@ -209,7 +209,9 @@ def _watched(payloads: list[dict[str, Any]], start: int, limit: float
     try:
         while i < len(payloads):
             left = _limit_of(payloads[i], limit) - (time.monotonic() - t0)
-            ready = select.select([rfd], [], [], max(left, 0.0))[0] if left > 0 else []
+            ready = select.select([rfd], [], [], min(left, 60.0))[0] if left > 0 else []
+            if not ready and left > 60.0:  # waited a minute of a longer limit: wait again
+                continue
             if not ready:  # past the limit: kill the task (and whatever it started)
                 row = failed_row(payloads[i], "timeout", "ran past the per-task wall-clock "
                                  f"limit of {_limit_of(payloads[i], limit):g} s and was killed")

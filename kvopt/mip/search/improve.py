@@ -37,8 +37,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.instance import Instance
-from kvopt.core.limits import Deadline, as_deadline
+from kvopt.core.instance import Instance, horizon_field
+from kvopt.core.limits import Deadline, as_deadline, check_allocation
 from kvopt.core.progress import Progress
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule, memory_profile
@@ -157,6 +157,9 @@ class _IncrementalSGS:
         self.base = float((o - a).sum())
         H = self.release_cap + int(o.sum()) + int(o.max()) + 2
         M = int(instance.memory)
+        check_allocation(8 * (2 * (self.n + 1) * H + H + int(o.sum())),
+                         f"the list search's free-memory tables ({self.n + 1:,} x {H:,} slots)",
+                         horizon_field(instance))
         self.slot = np.arange(H, dtype=np.int64)
         self.free = [np.full((self.n + 1, H), M, dtype=np.int64) for _ in range(2)]
         self.busy = [np.zeros(self.n + 1, dtype=np.int64) for _ in range(2)]

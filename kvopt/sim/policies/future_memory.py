@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError, UsageTypeError
+from kvopt.core.limits import check_allocation
 from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
 from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
 from kvopt.sim.policies.base import (
@@ -172,6 +173,9 @@ class FutureMemoryPolicy(Policy):
         self.seq = 0
         self.pstart = np.full(n, -1, dtype=np.int64)
         self.H = int(self.q.max())
+        check_allocation(2 * 8 * 2 * (4 * self.H + 64), f"{self.name}'s predicted-memory "
+                         f"window of {self.H:,} slots (the largest predicted output)",
+                         "requests.output")
         self.profile = FutureProfile(4 * self.H + 64)
         self.last_clear: tuple[int, int, int, int] | None = None
         self.stats = {"clearings": 0, "promotions": 0}

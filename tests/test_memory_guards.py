@@ -1,0 +1,134 @@
+"""No input exhausts the machine (issue 25): every allocation sized by the input (a horizon,
+an output length, an arrival span) goes through the memory budget, and an instance beyond
+what kvopt represents is refused naming the field. The issue's inputs run in a child process
+whose address space is capped (``RLIMIT_AS``), so a regression fails here instead of taking
+the machine down."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kvopt import Instance
+from kvopt.core.errors import InvalidInstanceError, MemoryBudgetError
+from kvopt.core.mcsf import predicted_profile
+
+#: Address space of each child (a refusal needs ~0.3 GiB; the issue's runs grew to 23.5 GB).
+CAP = 3 * 2**30
+
+
+def _capped() -> None:  # pragma: no cover - runs in the child before exec
+    resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+
+
+def _kvopt(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "kvopt", *argv], capture_output=True,
+                          text=True, timeout=300, check=False, preexec_fn=_capped,
+                          env={**os.environ, **(env or {})})
+
+
+def _write(tmp_path, name: str, memory: int, arrival, prompt, output) -> str:
+    doc = {"schema": "kvopt.instance", "schema_version": 1, "memory": memory,
+           "requests": {"arrival": arrival, "prompt": prompt, "output": output}}
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+@pytest.fixture(scope="module")
+def big_output(tmp_path_factory):
+    """The issue's valid one-request instance: memory 1e11, output 1e9 (23.5 GB, killed)."""
+    return _write(tmp_path_factory.mktemp("g"), "big.json", 10**11, [0], [1], [10**9])
+
+
+@pytest.mark.parametrize("argv,field", [
+    (["solve", "{x}", "--time-limit", "5"], "requests.output"),
+    (["bound", "{x}"], "requests.output"),
+    (["simulate", "{x}", "--policy", "mcsf"], "requests.output"),
+])
+def test_one_request_with_output_1e9_is_refused_not_oom(big_output, argv, field):
+    r = _kvopt(*(a.format(x=big_output) for a in argv))
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr
+    assert f"invalid {field}:" in r.stderr and "memory budget" in r.stderr
+    assert sum("error:" in line for line in r.stderr.splitlines()) == 1  # one message
+
+
+def test_arrivals_1e12_apart_are_refused_not_a_7_tib_profile(tmp_path):
+    x = _write(tmp_path, "far.json", 100, [0, 10**12], [1, 1], [5, 5])
+    for argv in (["solve", x, "--time-limit", "5"], ["simulate", x, "--policy", "mcsf"]):
+        r = _kvopt(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert "memory budget" in r.stderr and "invalid requests" in r.stderr
+    r = _kvopt("solve", x, "--time-limit", "5")
+    assert "requests.arrival" in r.stderr  # the arrival span makes the horizon long
+
+
+@pytest.mark.parametrize("memory,output,field", [
+    (10**30, [5], "memory"),             # was OverflowError in core_lengths
+    (2**62, [2**62 - 2] * 4, "memory"),  # sum of outputs would overflow int64
+])
+def test_beyond_what_kvopt_represents_is_refused_naming_the_field(tmp_path, memory, output,
+                                                                   field):
+    x = _write(tmp_path, "huge.json", memory, [0] * len(output), [1] * len(output), output)
+    for cmd in (["validate", x], ["solve", x, "--time-limit", "5"], ["bound", x]):
+        r = _kvopt(*cmd)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert f"invalid field '{field}'" in r.stderr and "2**53" in r.stderr
+
+
+def test_horizon_beyond_2_53_is_refused():
+    with pytest.raises(InvalidInstanceError) as exc:
+        Instance(memory=10, arrival=[0, 2**60], prompt=[1, 1], output=[2, 2])
+    assert exc.value.field == "requests.arrival"
+    with pytest.raises(InvalidInstanceError) as exc:
+        Instance(memory=2**53, arrival=[0] * 3, prompt=[0] * 3, output=[2**52] * 3)
+    assert exc.value.field == "requests.output"
+
+
+def test_bound_improve_beyond_the_budget_is_skipped_and_the_bounds_printed(tmp_path):
+    """The list search's (n, horizon) tables: 15.9 GiB for 2000 Azure requests at 0.05 s
+    slots, grown to 24 GB and killed; now skipped with its reason, the bounds still printed."""
+    n = 100
+    rng = np.random.default_rng(0)
+    out = rng.integers(100, 300, n).tolist()
+    x = _write(tmp_path, "long.json", 600, sorted(rng.integers(0, 10**4, n).tolist()),
+               [10] * n, out)
+    r = _kvopt("bound", x, "--improve", "5", "--json", "--lp", "none",
+               env={"KVOPT_MEMORY_BUDGET": "10M"})  # tables ~48 MB, the rest < 3 MB
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "list search" in doc["skipped"]["improve"]
+    assert doc["best_schedule"]["source"] == "mcsf"
+    assert doc["bounds"]["volume"] >= doc["bounds"]["trivial"] > 0
+
+
+def test_predicted_profile_matches_the_per_request_definition():
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        k = int(rng.integers(0, 6))
+        t = int(rng.integers(0, 20))
+        start = rng.integers(0, t + 1, k)
+        pred = rng.integers(1, 30, k)
+        prompt = rng.integers(0, 9, k)
+        H = int(rng.integers(1, 40))
+        d = np.arange(1, H + 1)
+        age = (t - start)[:, None] + d[None, :]
+        ref = np.where(age <= pred[:, None], prompt[:, None] + age, 0).sum(axis=0)
+        got = predicted_profile(t, prompt, start, pred, H)
+        assert got.tolist() == ref.astype(np.int64).tolist()
+
+
+def test_check_allocation_names_the_field():
+    from kvopt.core.limits import check_allocation
+
+    with pytest.raises(MemoryBudgetError) as exc:
+        check_allocation(2**40, "a table", "requests.arrival", "1G")
+    assert exc.value.field == "requests.arrival" and exc.value.budget == 2**30
