@@ -157,6 +157,11 @@ class Deadline:
                 "overrun_s": round(self.overrun(), 3)}
 
 
+class DeadlineExpired(RuntimeError):
+    """A step of a call stopped at its :class:`Deadline` (the caller goes on without it,
+    and says so)."""
+
+
 def as_deadline(time_limit: object, deadline: Deadline | None = None,
                 name: str = "time_limit") -> Deadline:
     """The budget of a call at its API edge: the caller's ``deadline`` if given (a step of a

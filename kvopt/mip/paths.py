@@ -33,12 +33,19 @@ from numpy.typing import NDArray
 from kvopt.core.errors import KvoptError, UsageError
 from kvopt.core.instance import Instance, horizon_field
 from kvopt.core.isolate import run_isolated
-from kvopt.core.limits import Deadline, check_allocation, format_bytes, resolve_memory_budget
-from kvopt.core.progress import Heartbeat, is_terminal
+from kvopt.core.limits import (
+    Deadline,
+    DeadlineExpired,
+    check_allocation,
+    format_bytes,
+    resolve_memory_budget,
+)
+from kvopt.core.progress import Heartbeat, is_terminal, note
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_schedule
 from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.backends.cpsat import CP_MODELS
+from kvopt.mip.bounds.combinatorial import leave_one_out_deadline
 from kvopt.mip.bounds.relaxations import lp_bound
 from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.model.sizing import SizeEstimate, check_memory, memory_refusal
@@ -72,6 +79,11 @@ CP_LP_SHARE = 0.25
 CP_LP_MAX_NNZ = 500_000
 #: Share of the time limit given to the primal search of ``cp+exact`` ...
 EXACT_IMPROVE_SHARE = 0.1
+#: Share of the time left that the MC-SF warm start may take.
+WARM_START_SHARE = 0.3
+#: Share of the time left that sizing the model may take (its start windows' leave-one-out
+#: bounds stop there: an upper-bound estimate, in bounded time).
+SIZING_SHARE = 0.3
 #: ... and its step cap per request (LNS steps; ``50 x`` as many list decodes).
 EXACT_IMPROVE_STEPS = 3
 
@@ -189,9 +201,15 @@ def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
     if warm:
         from kvopt.core.mcsf import mcsf_starts
 
-        run.ws_starts = mcsf_starts(inst)
-        run.ws_obj = inst.tel_of_starts(run.ws_starts)
-        if run.initial is not None and inst.tel_of_starts(run.initial) < run.ws_obj:
+        note(f"{run.label}: MC-SF warm start (n = {inst.n})", enabled=run.progress)
+        try:  # at most WARM_START_SHARE of the time left (the whole Azure trace: minutes)
+            run.ws_starts = mcsf_starts(inst, deadline=Deadline(
+                run.deadline.share(WARM_START_SHARE)))
+            run.ws_obj = inst.tel_of_starts(run.ws_starts)
+        except DeadlineExpired as exc:
+            run.notes.append(f"no MC-SF warm start: {exc}")
+        if run.initial is not None and (run.ws_obj is None
+                                        or inst.tel_of_starts(run.initial) < run.ws_obj):
             run.ws_starts = np.asarray(run.initial, dtype=np.int64)
             run.ws_obj = inst.tel_of_starts(run.ws_starts)
             run.ws_source = "initial"
@@ -199,7 +217,13 @@ def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
     if search and run.ws_starts is not None:
         _exact_primal_search(run)
     t = time.monotonic()
-    run.est = check_memory(inst, run.formulation, run.solver, run.ram_bytes, upper=run.ws_obj)
+    note(f"{run.label}: sizing the model (n = {inst.n}, horizon {inst.horizon:,} slots)",
+         enabled=run.progress)
+    # the start windows' leave-one-out bounds take O(n^2 log n): the sizing (and the list of
+    # formulations that would fit, on a refusal) gets at most SIZING_SHARE of the time left
+    with leave_one_out_deadline(Deadline(run.deadline.share(SIZING_SHARE))):
+        run.est = check_memory(inst, run.formulation, run.solver, run.ram_bytes,
+                               upper=run.ws_obj)
     steps["estimate_s"] = time.monotonic() - t
     t = time.monotonic()
     run.bounds = _combinatorial_bounds(inst)

@@ -1,0 +1,85 @@
+"""Refusals run under the deadline (issue 25): before a model is refused for its size, the
+MC-SF warm start and the start windows' leave-one-out bounds (``O(n^2 log n)``) ran without
+a deadline and without output -- 23.6 s to refuse 2000 requests at ``--memory-budget 100M``,
+180 s of silence on the Azure trace at 0.05 s slots. Each now gets a share of the time left,
+and a phase line says what is running."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from kvopt import Instance, load_instance
+from kvopt.core.limits import Deadline, DeadlineExpired
+from kvopt.core.mcsf import mcsf_starts
+from kvopt.mip.bounds.combinatorial import (
+    _LOO_CACHE,
+    leave_one_out_bounds,
+    leave_one_out_deadline,
+)
+
+AZURE = "instances/traces/azure_conv_2023.csv"
+#: Seconds a refused command may take beyond its time limit here: the interpreter and imports
+#: (~1 s) on a loaded 2-core machine.
+SLACK_S = 8.0
+
+
+def _timed(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "kvopt", *argv], capture_output=True, text=True,
+                       timeout=600, check=False)
+    return r, time.monotonic() - t0
+
+
+@pytest.fixture(scope="module")
+def azure2000(tmp_path_factory):
+    from kvopt.mip.model.discretize import discretize
+
+    p = tmp_path_factory.mktemp("az") / "azure2000.json"
+    discretize(load_instance(AZURE).take(np.arange(2000)), 1.0).save(p)
+    return str(p)
+
+
+def test_2000_requests_refused_within_the_time_limit(azure2000):
+    r, wall = _timed(["solve", azure2000, "--formulation", "tight", "--solver", "highs",
+                      "--memory-budget", "100M", "--time-limit", "6"])
+    assert r.returncode == 2, r.stderr
+    assert "invalid --formulation" in r.stderr and "exceeds the memory budget" in r.stderr
+    assert "sizing the model (n = 2000" in r.stderr  # the phase line
+    assert wall < 6 + SLACK_S, wall
+
+
+def test_the_azure_trace_at_50ms_slots_refused_within_the_time_limit():
+    r, wall = _timed(["solve", AZURE, "--slot-seconds", "0.05", "--time-limit", "10",
+                      "--memory-budget", "4G"])
+    assert r.returncode == 2, r.stderr
+    assert "exceeds the memory budget of 4.0 GiB" in r.stderr
+    assert "MC-SF warm start (n = 19366)" in r.stderr and "sizing the model" in r.stderr
+    assert wall < 10 + SLACK_S, wall
+
+
+def test_mcsf_stops_at_its_deadline():
+    inst = Instance(memory=10, arrival=[0, 0, 5], prompt=[1, 1, 1], output=[4, 8, 2])
+    assert mcsf_starts(inst, deadline=Deadline(60.0)).tolist() == mcsf_starts(inst).tolist()
+    with pytest.raises(DeadlineExpired):
+        mcsf_starts(inst, deadline=Deadline(0.0))
+
+
+def test_leave_one_out_bounds_stop_at_the_deadline_with_the_closed_form():
+    rng = np.random.default_rng(3)
+    n = 40
+    inst = Instance(memory=100, arrival=np.sort(rng.integers(0, 50, n)),
+                    prompt=rng.integers(1, 20, n), output=rng.integers(1, 60, n))
+    _LOO_CACHE.clear()
+    with leave_one_out_deadline(Deadline(0.0)):
+        partial = leave_one_out_bounds(inst)
+    rest_o = inst.output.sum() - inst.output
+    assert partial.tolist() == rest_o.astype(float).tolist()  # valid, weaker
+    assert not _LOO_CACHE  # a partial result is not kept
+    full = leave_one_out_bounds(inst)
+    assert (full >= partial).all() and (full > partial).any()
+    assert inst.sha256() in _LOO_CACHE
