@@ -128,6 +128,8 @@ def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
                              "predictions") from None
         if exc.field == "policy":
             raise UsageError("--policy", exc.reason) from None
+        if exc.field == "noise":
+            raise UsageError("--noise", exc.reason) from None
         if exc.field in ("preemption", "host_memory"):
             raise UsageError("--" + exc.field.replace("_", "-"), exc.reason) from None
         flag = "--option" if exc.field == "options" else f"--option {exc.field}"
@@ -187,6 +189,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     doc = {"policy": res.policy, "step_time": res.step_time, "seed": res.seed, "ok": True,
            "preemption": res.schedule.preemption,
            "instance": inst.name, **m.to_dict(),
+           "lengths": res.stats.get("lengths"),
            "decisions": res.stats.get("decisions"), "slots": res.stats.get("slots"),
            "wall_seconds": res.stats.get("wall_seconds")}
     if res.headroom is not None:
@@ -219,7 +222,9 @@ def run_simulate(args: argparse.Namespace) -> int:
                else f" (preemption {res.schedule.preemption})")
             + _goodput_line(m)
             + (f"\n  {res.headroom.describe()}" if res.headroom is not None else "")
-            + fluid_line)
+            + fluid_line
+            + (f"\n  output lengths: {res.stats['lengths']}" if res.stats.get("lengths")
+               else ""))
     emit(args, doc, text)
     return 0
 

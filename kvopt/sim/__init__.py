@@ -54,7 +54,12 @@ from kvopt.sim.policies import (
 )
 from kvopt.sim.policies.registry import ALL_MODES
 from kvopt.sim.policies.vllm import VllmPolicy  # registers vllm
-from kvopt.sim.predicted_lengths import Predictions, resolve_predictions
+from kvopt.sim.predicted_lengths import (
+    Predictions,
+    check_noise,
+    describe_lengths,
+    resolve_predictions,
+)
 from kvopt.sim.prediction_policies import RankPolicy, TiePolicy  # registers trail, tie, ...
 from kvopt.sim.serving import EngineConfig
 from kvopt.sim.steptime import STEP_TIME_MODELS, StepTimeModel, get_step_time
@@ -180,7 +185,9 @@ def check_policy(instance: Instance, policy: str, *, predictions: Any = None,
     :func:`~kvopt.sim.policies.policy_options`), the option values, the predictions the
     policy needs and the engine settings (preemption mode, block size, host memory). Raises
     :class:`~kvopt.core.errors.UsageError` naming the argument (the option's name,
-    ``"policy"``, ``"predictions"``, ``"preemption"`` or ``"host_memory"``).
+    ``"policy"``, ``"predictions"``, ``"noise"`` -- a noise model the policy would not read,
+    :func:`~kvopt.sim.predicted_lengths.check_noise` --, ``"preemption"`` or
+    ``"host_memory"``).
 
     Examples
     --------
@@ -202,6 +209,8 @@ order, overflow, overrun, promote, raise_on_evict, tie_order, ties)
         if unknown:
             takes = ", ".join(sorted(accepted)) or "no options"
             raise UsageError(unknown[0], f"not an option of {policy} (it takes {takes})")
+    if isinstance(predictions, dict):
+        check_noise(policy, options, str(predictions.get("kind", "uniform")))
     preds = resolve_predictions(instance, predictions, np.random.default_rng(0))
     try:
         pol = make_policy(instance, policy, preds, **options)
@@ -322,5 +331,7 @@ def simulate(
     stats = dict(res.stats)
     stats["wall_seconds"] = res.wall_seconds
     stats.update(getattr(pol, "stats", {}))
+    if isinstance(policy, str):
+        stats["lengths"] = describe_lengths(policy, policy_options, preds)
     return SimResult(sched, metrics, name, meta["step_time"], seed, stats,
                      instance_headroom(instance, model))

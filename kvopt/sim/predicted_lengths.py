@@ -20,7 +20,9 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.predictions.predictors import LogTPredictor, lognormal_point, noisy_point
 
-__all__ = ["Predictions", "buckets", "interval_width", "noisy_point", "resolve_predictions"]
+__all__ = ["LENGTH_SOURCES", "NOISE_FIELDS", "Predictions", "buckets", "check_noise",
+           "describe_lengths", "interval_width", "length_source", "noisy_point",
+           "resolve_predictions"]
 
 
 @dataclass(frozen=True)
@@ -118,3 +120,101 @@ def resolve_predictions(instance: Instance, spec: Any, rng: np.random.Generator)
         raise UsageError("predictions", f"point predictions need shape ({instance.n},), got "
                                         f"{arr.shape}")
     return Predictions(np.maximum(np.rint(arr), 1).astype(np.int64), None, None, "array")
+
+
+#: What each registered policy knows of the output lengths: the :class:`Predictions` fields it
+#: reads when they are there, and what it uses without them: ``"true"`` (the true lengths: an
+#: oracle), ``"none"`` (no lengths at all), ``"own"`` (TRAIL: its own refined predictor, from
+#: the true lengths with its noise), ``"one"`` (Amin: lower bound 1), ``"required"`` (it
+#: refuses to run). Every policy of ``kvopt.sim.POLICIES`` has an entry (a test checks).
+LENGTH_SOURCES: dict[str, tuple[tuple[str, ...], str]] = {
+    "mcsf": (("point",), "true"), "mcsf-margin": (("point",), "true"),
+    "mc-benchmark": ((), "true"), "hsf": ((), "true"), "amax": (("upper",), "required"),
+    "amin": (("lower",), "one"), "amin-multi": ((), "true"), "a-l": (("lower", "upper"), "true"),
+    "fcfs": ((), "none"), "sjf": ((), "true"), "edf": ((), "none"), "gmax": (("point",), "true"),
+    "alpha-protection": ((), "none"), "alpha-beta-clearing": ((), "none"),
+    "replay": ((), "none"), "trail": ((), "own"), "sprpt": (("point",), "true"),
+    "srpt": ((), "true"), "spjf": (("point",), "true"), "ssjf": (("point",), "true"),
+    "tie": (("mu", "sigma", "point"), "true"),
+    "vllm": ((), "none"), "gsa": ((), "none"), "gba": ((), "true"), "wait": ((), "true"),
+    "nested-wait": ((), "true"),
+}
+
+#: The :class:`Predictions` fields each noise model of :func:`resolve_predictions` draws.
+NOISE_FIELDS: dict[str, tuple[str, ...]] = {
+    "uniform": ("point",), "lognormal": ("point",), "logt": ("point", "mu", "sigma"),
+    "interval": ("lower", "upper"), "buckets": ("lower", "upper")}
+
+_WITHOUT = {"true": "the true output lengths (an oracle)", "none": "no output lengths",
+            "own": "its own refined predictions (from the true lengths, with its noise)",
+            "one": "no predictions (lower bound 1)", "required": "nothing (it needs them)"}
+
+
+def length_source(policy: str, options: dict[str, Any]) -> tuple[tuple[str, ...], str] | None:
+    """``(fields read, without them)`` of :data:`LENGTH_SOURCES` for ``policy`` with its
+    ``options`` (``None`` for a policy not in the table).
+
+    Examples
+    --------
+    >>> length_source("trail", {}), length_source("trail", {"refine": False})
+    (((), 'own'), (('point',), 'true'))
+    """
+    if policy not in LENGTH_SOURCES:
+        return None
+    reads, without = LENGTH_SOURCES[policy]
+    if policy == "mc-benchmark" and options.get("use_predictions"):
+        reads = ("point",)
+    if policy == "trail" and options.get("refine") is False:
+        reads, without = ("point",), "true"
+    return reads, without
+
+
+def describe_lengths(policy: str, options: dict[str, Any], preds: Predictions) -> str | None:
+    """What ``policy`` used for the output lengths, in words (``None`` if unknown).
+
+    Examples
+    --------
+    >>> describe_lengths("ssjf", {}, Predictions())
+    'the true output lengths (an oracle)'
+    >>> describe_lengths("ssjf", {}, Predictions(point=np.array([3]), label="uniform(eps=0.5)"))
+    'uniform(eps=0.5) point predictions'
+    """
+    src = length_source(policy, options)
+    if src is None:
+        return None
+    reads, without = src
+    given = [f for f in reads if getattr(preds, f) is not None]
+    if not given:
+        return _WITHOUT[without]
+    kinds = "/".join(dict.fromkeys({"mu": "distributional", "sigma": "distributional",
+                                    "lower": "interval", "upper": "interval"}.get(f, f)
+                                   for f in given))
+    return f"{preds.label} {kinds} predictions"
+
+
+def check_noise(policy: str, options: dict[str, Any], kind: str) -> None:
+    """Refuse a noise model that ``policy`` would not read (the noise would silently not
+    apply), naming ``noise``.
+
+    Examples
+    --------
+    >>> check_noise("mcsf", {}, "uniform")
+    >>> check_noise("trail", {}, "uniform")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid noise: trail does not read uniform predictions \
+(point); it uses its own refined predictions (from the true lengths, with its noise) \
+(refine=false: point predictions)
+    """
+    from kvopt.core.errors import UsageError
+
+    src = length_source(policy, options)
+    if src is None or kind not in NOISE_FIELDS:
+        return
+    reads, without = src
+    if set(reads) & set(NOISE_FIELDS[kind]):
+        return
+    uses = f"{'/'.join(reads)} predictions" if reads else _WITHOUT[without]
+    hint = (" (refine=false: point predictions)" if policy == "trail" else
+            " (use_predictions=true: point predictions)" if policy == "mc-benchmark" else "")
+    raise UsageError("noise", f"{policy} does not read {kind} predictions "
+                     f"({'/'.join(NOISE_FIELDS[kind])}); it uses {uses}{hint}")

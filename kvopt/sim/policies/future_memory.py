@@ -239,7 +239,9 @@ class FutureMemoryPolicy(Policy):
                 if sig == self.last_clear:
                     raise LivelockError(f"{self.name}: cleared the same requests twice with no "
                                         f"completion or arrival in between (slot {t}); the "
-                                        f"policy loops forever")
+                                        f"policy loops forever (--option overflow=evict-smallest"
+                                        f" evicts the shortest-predicted requests until memory "
+                                        f"fits instead of clearing them all)")
                 self.last_clear = sig
                 self.stats["clearings"] += 1
                 self._requeue(st, run, None, back=False)
