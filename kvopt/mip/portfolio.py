@@ -84,6 +84,9 @@ EXACT_LP_SHARE = 0.25
 STATE_BYTES = 1000
 #: Seconds kept at the end of the call to collect the bound and validate the schedule.
 COLLECT_RESERVE_S = 0.5
+#: Share of the limit the incumbents (MC-SF, MC-Benchmark, priority-rule decodes) may take;
+#: those not finished by then are left out (:func:`kvopt.mip.search.improve.starting_points`).
+INCUMBENT_SHARE = 0.3
 
 
 def exact_path_fits(instance: Instance) -> bool:
@@ -165,7 +168,8 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     rec = _Record(deadline, progress)
     started = deadline.elapsed()
     t = rec.start("incumbents", "incumbents (MC-SF, priority rules) and combinatorial bounds")
-    points = starting_points(instance)
+    # at most INCUMBENT_SHARE of the limit (each takes minutes on the whole Azure trace)
+    points = starting_points(instance, Deadline(deadline.share(INCUMBENT_SHARE)))
     starts, values, src = best_start(instance, None, points)
     rec.bounds.update(_combinatorial(instance))
     rec.done("incumbents", t)
@@ -316,7 +320,8 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
                          f"{16 * (instance.n + 1) * H} bytes) exceed {SEARCH_RAM_SHARE:g} of the "
                          "RAM budget; LNS only")
     if (search_dl.remaining() or 1.0) > 0.05:
-        points = {best["source"]: best["starts"], "mcsf": best["points"]["mcsf"]}
+        points = {best["source"]: best["starts"],
+                  **{k: v for k, v in best["points"].items() if k == "mcsf"}}
         imp = improve(instance, deadline=search_dl, seed=seed, points=points,
                       bound=bound.poll, stop=bound.decided, progress=rec.progress,
                       label="kvopt solve: search", list_share=0.9 if lists else 0.0)
