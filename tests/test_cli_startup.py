@@ -36,3 +36,17 @@ def test_the_listing_names_every_command():
     light = build_parser("")._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert list(light) == list(full)
     assert [p.description for p in light.values()] == [None] * len(light)  # not built
+
+
+@pytest.mark.parametrize("module", ["kvopt.sim.policies", "kvopt.sim", "kvopt.predictions"])
+def test_the_simulator_imports_without_scipy(module):
+    """The issue's cause: ``kvopt.sim.policies`` imported scipy (through the predictors'
+    ``scipy.special``) at start-up; scipy is now imported where a quantile or a fit needs it."""
+    code = (f"import sys, {module}; "
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert not set(r.stdout.split()) & set(HEAVY)
+
+
+def test_simulate_help_loads_no_heavy_package():
+    assert not _loaded(["simulate", "--help"]) & set(HEAVY)

@@ -203,6 +203,32 @@ def _clocked_profile(const: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArra
     return out
 
 
+def check_profile_fits(instance: Instance, budget: str | int | float | None = None) -> None:
+    """Refuse, before any work, an instance none of whose schedules could be validated within
+    the memory budget: a profile over the horizon (:attr:`Instance.horizon`) takes 8 int64
+    arrays of that length (:func:`schedule_memory`).
+
+    Raises
+    ------
+    MemoryBudgetError
+        Naming the field that makes the horizon long (:func:`~kvopt.core.instance.horizon_field`).
+
+    Examples
+    --------
+    >>> check_profile_fits(Instance(memory=9, arrival=[0, 5], prompt=[1, 1], output=[4, 8]))
+    >>> from kvopt.core.errors import MemoryBudgetError
+    >>> far = Instance(memory=9, arrival=[0, 10**12], prompt=[1, 1], output=[4, 8])
+    >>> try:
+    ...     check_profile_fits(far, "1G")
+    ... except MemoryBudgetError as exc:
+    ...     print(exc.field)
+    requests.arrival
+    """
+    H = instance.horizon
+    check_allocation(8 * 8 * (H + 2), "validating a schedule (its memory profile over the "
+                     f"horizon of {H:,} slots)", horizon_field(instance), budget)
+
+
 def schedule_memory(instance: Instance, schedule: Schedule, horizon: int | None = None
                     ) -> tuple[NDArray[np.int64], NDArray[np.int64] | None]:
     """GPU memory at every slot ``tau = 0..H`` and, for a swap schedule, host memory.

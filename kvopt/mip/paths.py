@@ -31,18 +31,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import KvoptError, UsageError
-from kvopt.core.instance import Instance, horizon_field
+from kvopt.core.instance import Instance
 from kvopt.core.isolate import run_isolated
 from kvopt.core.limits import (
     Deadline,
     DeadlineExpired,
-    check_allocation,
     format_bytes,
     resolve_memory_budget,
 )
 from kvopt.core.progress import Heartbeat, is_terminal, note
 from kvopt.core.schedule import Schedule
-from kvopt.core.validate import FeasibilityReport, check_schedule
+from kvopt.core.validate import FeasibilityReport, check_profile_fits, check_schedule
 from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.backends.cpsat import CP_MODELS
 from kvopt.mip.bounds.combinatorial import leave_one_out_deadline
@@ -194,9 +193,7 @@ def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
     inst, steps = run.instance, run.steps
     # validating any schedule draws its memory profile over the horizon: refused here,
     # before any work, when the budget cannot hold it
-    check_allocation(8 * 8 * (inst.horizon + 2), "validating a schedule (its memory profile "
-                     f"over the horizon of {inst.horizon:,} slots)", horizon_field(inst),
-                     run.ram_bytes)
+    check_profile_fits(inst, run.ram_bytes)
     t = time.monotonic()
     if warm:
         from kvopt.core.mcsf import mcsf_starts

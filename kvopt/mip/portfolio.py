@@ -59,7 +59,7 @@ from kvopt.core.isolate import IsolatedJob, start_isolated
 from kvopt.core.limits import Deadline
 from kvopt.core.progress import note
 from kvopt.core.schedule import Schedule
-from kvopt.core.validate import check_schedule
+from kvopt.core.validate import check_profile_fits, check_schedule
 from kvopt.mip.result import SolveResult, SolveStatus
 
 #: The exact path is taken for instances with at most this many requests, if their interval
@@ -165,6 +165,7 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     from kvopt.mip.search.improve import best_start, starting_points
 
     instance.require_slotted()
+    check_profile_fits(instance, ram_bytes)  # before any work (arrivals 1e12 apart: 7 TiB)
     rec = _Record(deadline, progress)
     started = deadline.elapsed()
     t = rec.start("incumbents", "incumbents (MC-SF, priority rules) and combinatorial bounds")

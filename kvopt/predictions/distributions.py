@@ -36,7 +36,6 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, special
 
 from kvopt.core.errors import UsageError
 
@@ -46,6 +45,14 @@ def _stats() -> Any:
     from scipy import stats
 
     return stats
+
+
+def _special() -> Any:
+    """``scipy.special``, imported on first use: importing the simulator (whose policies read
+    predictions) loads no scipy (issue 25: ``kvopt --help`` took 1.2 s)."""
+    from scipy import special
+
+    return special
 
 
 __all__ = [
@@ -253,6 +260,8 @@ class LogLocationScale:
         mu, sigma = float(self.mu), float(self.sigma)
         if not z_hi > z_lo:
             return 0.0
+        from scipy import integrate
+
         val, _ = integrate.quad(
             lambda z: np.exp(k * (mu + sigma * z)) * float(self.std_pdf(z)),
             z_lo, z_hi, limit=200, epsabs=0, epsrel=1e-12,
@@ -360,8 +369,8 @@ class LogT(LogLocationScale):
         if not (nu > 0 and math.isfinite(nu)):
             raise UsageError("nu", f"must be positive and finite, got {self.nu}")
         object.__setattr__(self, "nu", nu)
-        object.__setattr__(self, "_logc", special.gammaln((nu + 1) / 2)
-                           - special.gammaln(nu / 2) - 0.5 * math.log(nu * math.pi))
+        object.__setattr__(self, "_logc", _special().gammaln((nu + 1) / 2)
+                           - _special().gammaln(nu / 2) - 0.5 * math.log(nu * math.pi))
 
     def std_pdf(self, z: ArrayLike) -> Float:
         z = np.asarray(z, dtype=np.float64)
@@ -369,10 +378,10 @@ class LogT(LogLocationScale):
         return np.exp(self._logc - (nu + 1) / 2 * np.log1p(z * z / nu))  # type: ignore[attr-defined]
 
     def std_cdf(self, z: ArrayLike) -> Float:
-        return special.stdtr(self.nu, np.asarray(z, dtype=np.float64))
+        return _special().stdtr(self.nu, np.asarray(z, dtype=np.float64))
 
     def std_sf(self, z: ArrayLike) -> Float:
-        return special.stdtr(self.nu, -np.asarray(z, dtype=np.float64))
+        return _special().stdtr(self.nu, -np.asarray(z, dtype=np.float64))
 
     def std_ppf(self, u: ArrayLike) -> Float:
         return _stats().t.ppf(np.asarray(u, dtype=np.float64), self.nu)
@@ -432,7 +441,7 @@ _NU_GRID = np.geomspace(0.05, 1e6, 43)
 def _t_nll(y: Float, nu: float, mu: float, sigma: float) -> float:
     """Negative log-likelihood of ``y`` under ``mu + sigma t_nu``."""
     z = (y - mu) / sigma
-    logc = (special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2)
+    logc = (_special().gammaln((nu + 1) / 2) - _special().gammaln(nu / 2)
             - 0.5 * math.log(nu * math.pi))
     return float(-(y.shape[0] * (logc - math.log(sigma))
                    - (nu + 1) / 2 * np.log1p(z * z / nu).sum()))
@@ -541,13 +550,13 @@ class LogNormal(LogLocationScale):
         return np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
 
     def std_cdf(self, z: ArrayLike) -> Float:
-        return special.ndtr(np.asarray(z, dtype=np.float64))
+        return _special().ndtr(np.asarray(z, dtype=np.float64))
 
     def std_sf(self, z: ArrayLike) -> Float:
-        return special.ndtr(-np.asarray(z, dtype=np.float64))
+        return _special().ndtr(-np.asarray(z, dtype=np.float64))
 
     def std_ppf(self, u: ArrayLike) -> Float:
-        return special.ndtri(np.asarray(u, dtype=np.float64))
+        return _special().ndtri(np.asarray(u, dtype=np.float64))
 
     def std_sample(self, size: Any, rng: np.random.Generator) -> Float:
         return rng.standard_normal(size)

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from kvopt.core.errors import UsageError
 
@@ -72,6 +71,8 @@ def hash_normal(seed: int, i: ArrayLike, j: ArrayLike) -> Float:
         h = _splitmix(np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x100000001B3) + _splitmix(ii))
         h = _splitmix(h ^ (jj * np.uint64(0xD6E8FEB86659FD93)))
     u = ((h >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    from scipy import special  # on first use: importing the simulator loads no scipy
+
     return special.ndtri(u)
 
 

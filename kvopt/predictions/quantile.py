@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 __all__ = ["conditional_upper"]
 
@@ -58,6 +57,8 @@ def conditional_upper(median: ArrayLike, sigma: float, q: float,
     if sigma <= 0:
         ub = np.ceil(m - 1e-9)
     else:
+        from scipy import special  # on first use: importing the simulator loads no scipy
+
         with np.errstate(divide="ignore"):
             zg = np.where(g > 0, (np.log(np.maximum(g, 1e-300)) - np.log(m)) / sigma, -np.inf)
         sf = (1.0 - q) * special.ndtr(-zg)           # P(L > ub) = (1 - q) P(L > g)

@@ -78,6 +78,8 @@ def sgs_decode(instance: Instance, order: NDArray[np.int64] | list[int],
     M = int(instance.memory)
     rel = a if release is None else np.maximum(a, np.asarray(release, dtype=np.int64))
     H = int(rel.max() + o.sum()) + int(o.max()) + 2
+    check_allocation(4 * 8 * H, f"the serial decode's free-memory table over {H:,} slots",
+                     horizon_field(instance))
     free = np.full(H, M, dtype=np.int64)
     starts = np.empty(instance.n, dtype=np.int64)
     slot = np.arange(H, dtype=np.int64)
