@@ -413,7 +413,8 @@ def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: 
     t = rec.start("search", "improvement search for the exact search's upper bound")
     dl = rec.deadline.sub(rec.deadline.share(EXACT_SEARCH_SHARE, reserve=COLLECT_RESERVE_S))
     if (dl.remaining() or 1.0) > 0.05:
-        points = {best["source"]: best["starts"], "mcsf": best["points"]["mcsf"]}
+        points = {best["source"]: best["starts"],  # MC-SF if it finished in time
+                  **{k: v for k, v in best["points"].items() if k == "mcsf"}}
         imp = improve(instance, deadline=dl, seed=seed, points=points,
                       max_steps=3 * instance.n, label="kvopt solve: search")
         if imp.objective is not None and imp.objective < best["objective"]:
