@@ -18,8 +18,8 @@ largest n at which every one of the K instances (and of every smaller n) was pro
 
 Example (the run of reports/mip/frontier_cpu.txt)::
 
-    nice -n 5 python benchmarks/mip_frontier_cpu.py --n 12,14,16,18 --K 5 --cpu 60 \\
-        --out reports/mip/frontier_cpu.json > reports/mip/frontier_cpu.txt
+    nice -n 10 python benchmarks/mip_frontier_cpu.py --n 12,14,16 --K 5 --cpu 60 \\
+        --wall-factor 15 --out reports/mip/frontier_cpu.json > reports/mip/frontier_cpu.txt
 """
 
 from __future__ import annotations
@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpu", type=float, default=60.0, help="CPU seconds per method and instance")
     p.add_argument("--ub-cpu", type=float, default=5.0, help="CPU seconds of the search for UB")
     p.add_argument("--methods", default="statespace,cp+pairs")
+    p.add_argument("--wall-factor", type=float, default=6.0,
+                   help="safety wall cap per run: factor * --cpu + 60 s (raise it on a loaded "
+                        "machine, where a process gets a small share of a core)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     ns = [int(x) for x in args.n.split(",")]
@@ -101,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             starts = imp.schedule.run_start
             for m in methods:
                 rec = {"n": n, "seed": seed, "memory": int(inst.memory), "ub": imp.objective,
-                       **run_method(m, inst, starts, args.cpu, wall=6 * args.cpu + 60)}
+                       **run_method(m, inst, starts, args.cpu,
+                                    wall=args.wall_factor * args.cpu + 60)}
                 records.append(rec)
                 print(f"n={n} seed={seed} {m}: {rec.get('status')} obj {rec.get('objective')} "
                       f"bound {rec.get('bound')} ub {imp.objective} cpu {rec['cpu_s']} s wall "

@@ -1,13 +1,15 @@
 """Deprecated aliases kept for one release after a move or a rename.
 
-Two kinds:
+Three kinds:
 
 - a *moved module* (``kvopt.sim.step_time`` -> ``kvopt.sim.steptime``): the old module is a
   small file whose ``__getattr__`` (:func:`moved_module`) finds every name (private ones too)
   in the new modules and warns when a name is read through the old path;
 - a *renamed name* (``queueing.simulate`` -> ``queueing.simulate_queue``): the module defines
   ``__getattr__ = renamed_names(__name__, {"old": "new", ...})``; reading the old name warns
-  and gives the object of the new one.
+  and gives the object of the new one;
+- a *renamed keyword argument* (``memory_budget=`` -> ``ram=``): the function passes both to
+  :func:`renamed_argument`, which warns when the old one is used.
 
 Both warn with :class:`DeprecationWarning` (shown by default only to code run as
 ``__main__``, and by pytest), and nothing inside ``kvopt`` uses the old names
@@ -35,7 +37,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["callable_module", "moved_module", "renamed_names"]
+__all__ = ["callable_module", "moved_module", "renamed_argument", "renamed_names"]
 
 
 def moved_module(old: str, new: Sequence[str], *,
@@ -97,3 +99,28 @@ def callable_module(module: str, target: str, name: str) -> None:
             return getattr(importlib.import_module(target), name)(*args, **kwargs)
 
     sys.modules[module].__class__ = _CallableModule
+
+
+def renamed_argument(new: Any, old: Any, old_name: str, new_name: str) -> Any:
+    """The value of a renamed keyword argument: ``new``, or the deprecated ``old`` (with a
+    :class:`DeprecationWarning`) when only that one is given.
+
+    Raises
+    ------
+    kvopt.core.errors.UsageError
+        Both are given.
+
+    Examples
+    --------
+    >>> renamed_argument("4G", None, "memory_budget", "ram")
+    '4G'
+    """
+    if old is None:
+        return new
+    from kvopt.core.errors import UsageError
+
+    if new is not None:
+        raise UsageError(old_name, f"is the deprecated name of {new_name}; give only {new_name}")
+    warnings.warn(f"the argument {old_name}= is deprecated and will be removed in the next "
+                  f"release; use {new_name}=", DeprecationWarning, stacklevel=3)
+    return old

@@ -27,15 +27,17 @@ from kvopt.mip.bounds.relaxations import lagrangian_bound, lp_bound
 from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.model.discretize import discretize
-from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.result import Formulation, SolveResult, SolverName, SolveStatus
 from kvopt.mip.solving import ALL_FORMULATIONS, solve
 
 __all__ = [
     "ALL_FORMULATIONS",
     "SolveStatus",
     "FORMULATIONS",
+    "Formulation",
     "MILPData",
     "SolveResult",
+    "SolverName",
     "backend_names",
     "build_milp",
     "combinatorial_bound",

@@ -52,9 +52,9 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     >>> doc["best_bound"], doc["best_schedule"]["objective"], doc["gap"]
     (12.0, 12.0, 0.0)
     """
+    from kvopt.core.deprecation import renamed_argument
     from kvopt.core.limits import resolve_memory_budget
     from kvopt.core.progress import note
-    from kvopt.mip._deprecated import renamed_argument
     from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
 
     if lp not in ("auto", "exact", "lagrangian", "none"):

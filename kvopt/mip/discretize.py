@@ -1,7 +1,7 @@
 """Deprecated path of :mod:`kvopt.mip.model.discretize` (moved by issue 20; kept for one release).
 
 Every name is looked up in :mod:`kvopt.mip.model.discretize` and handed out with a
-:class:`DeprecationWarning` (:func:`kvopt.mip._deprecated.alias_module`). ``kvopt.mip.discretize``
+:class:`DeprecationWarning` (:func:`kvopt.core.deprecation.moved_module`). ``kvopt.mip.discretize``
 is also the function :func:`kvopt.mip.model.discretize.discretize`: importing this module
 binds it as the attribute ``discretize`` of :mod:`kvopt.mip`, so the module calls the function
 (without a warning: that name is not deprecated).
@@ -11,9 +11,9 @@ import sys
 import types
 from typing import Any
 
-from kvopt.mip._deprecated import alias_module
+from kvopt.core.deprecation import moved_module
 
-__getattr__ = alias_module(__name__)
+__getattr__ = moved_module(__name__, ("kvopt.mip.model.discretize",))
 
 
 class _CallableModule(types.ModuleType):

@@ -48,7 +48,7 @@ from kvopt.mip.bounds.combinatorial import leave_one_out_deadline
 from kvopt.mip.bounds.relaxations import lp_bound
 from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.model.sizing import SizeEstimate, check_memory, memory_refusal
-from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.result import Formulation, SolveResult, SolverName, SolveStatus
 
 #: CP-SAT models of :mod:`kvopt.mip.model.cpmodel` (need the ``cpsat`` backend): ``cp``, plus
 #: the level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``), plus a
@@ -63,8 +63,8 @@ CP_FORMULATIONS = CP_MODELS
 #: Formulation names accepted by :func:`solve`.
 ALL_FORMULATIONS = (*FORMULATIONS, *CP_FORMULATIONS)
 #: Default backend and formulation (the fastest measured combination, see reports/mip).
-DEFAULT_SOLVER = "cpsat"
-DEFAULT_FORMULATION = "cp"
+DEFAULT_SOLVER: SolverName = "cpsat"
+DEFAULT_FORMULATION: Formulation = "cp"
 #: Seconds kept for decoding and validating after the solver (subtracted from its limit).
 POST_RESERVE_S = 0.1
 #: Seconds a solver process may run past the deadline before it is killed.
@@ -130,7 +130,7 @@ class _Run:
         self.bounds[name] = {"value": None, "status": "skipped", "reason": reason}
 
 
-def solve_model(instance: Instance, *, solver: str, formulation: str | None,
+def solve_model(instance: Instance, *, solver: SolverName, formulation: Formulation | None,
                 deadline: Deadline, ram: str | int | float | None = None,
                 objective: str = "tel", threads: int = 1, verbose: bool = False,
                 progress: bool = False, isolate: bool = True, cp_lp_bound: bool = True,

@@ -1,9 +1,9 @@
 """Deprecated path of :mod:`kvopt.mip.bounds.relaxations` (moved by issue 20; kept for one release).
 
 Every name is looked up in :mod:`kvopt.mip.bounds.relaxations` and handed out with a
-:class:`DeprecationWarning` (:func:`kvopt.mip._deprecated.alias_module`).
+:class:`DeprecationWarning` (:func:`kvopt.core.deprecation.moved_module`).
 """
 
-from kvopt.mip._deprecated import alias_module
+from kvopt.core.deprecation import moved_module
 
-__getattr__ = alias_module(__name__)
+__getattr__ = moved_module(__name__, ("kvopt.mip.bounds.relaxations",))

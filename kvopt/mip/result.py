@@ -1,5 +1,6 @@
 """What a solve returns: :class:`SolveResult`, its :class:`SolveStatus`, and the raw status a
-backend reports (:data:`BackendStatus`).
+backend reports (:data:`BackendStatus`); the names of the backends and formulations
+(:data:`SolverName`, :data:`Formulation`).
 
 Every producer of :mod:`kvopt.mip` (the exact paths of :func:`kvopt.mip.solve`, the primal
 search :func:`kvopt.mip.search.improve.improve`, the goodput program of
@@ -18,6 +19,14 @@ from kvopt.core.validate import FeasibilityReport
 
 #: Status as a solver reports it (before :func:`kvopt.mip.solve` re-checks any proof).
 BackendStatus = Literal["optimal", "time_limit", "infeasible", "error"]
+#: The built-in backends (:func:`kvopt.mip.backends.backend_names`); one added with
+#: :func:`~kvopt.mip.backends.register_backend` is accepted at run time too.
+SolverName = Literal["highs", "cbc", "cpsat", "scipy"]
+#: The formulations :func:`kvopt.mip.solve` accepts (:data:`kvopt.mip.ALL_FORMULATIONS`): the
+#: MILPs of :mod:`kvopt.mip.model.builder` and the CP-SAT models of
+#: :mod:`kvopt.mip.model.cpmodel`.
+Formulation = Literal["naive", "tight", "tight+cuts", "tight+cores",
+                      "cp", "cp+cores", "cp+pairs", "cp+exact"]
 
 
 class SolveStatus(StrEnum):

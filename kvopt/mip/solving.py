@@ -9,9 +9,9 @@ and one model (a function per path: MILP, CP, exact).
 
 from __future__ import annotations
 
+from kvopt.core.deprecation import renamed_argument
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline, resolve_memory_budget
-from kvopt.mip._deprecated import renamed_argument
 from kvopt.mip.paths import (
     ALL_FORMULATIONS,
     CP_FORMULATIONS,
@@ -26,7 +26,7 @@ from kvopt.mip.paths import (
     check_tel,
     solve_model,
 )
-from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.result import Formulation, SolveResult, SolverName, SolveStatus
 
 __all__ = ["ALL_FORMULATIONS", "CP_FORMULATIONS", "CP_LP_MAX_NNZ", "CP_LP_SHARE",
            "DEFAULT_FORMULATION", "DEFAULT_SOLVER", "EXACT_IMPROVE_SHARE", "EXACT_IMPROVE_STEPS",
@@ -36,8 +36,8 @@ __all__ = ["ALL_FORMULATIONS", "CP_FORMULATIONS", "CP_LP_MAX_NNZ", "CP_LP_SHARE"
 def solve(
     instance: Instance,
     *,
-    solver: str | None = None,
-    formulation: str | None = None,
+    solver: SolverName | None = None,
+    formulation: Formulation | None = None,
     time_limit: float | None = 60.0,
     threads: int = 1,
     warm_start: bool = True,

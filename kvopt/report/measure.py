@@ -26,13 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.sim.policies import POLICIES, policy_info
+
+if TYPE_CHECKING:
+    from kvopt.mip.result import SolverName  # checked by solve at run time
 
 __all__ = ["RANDOMIZED", "READINGS", "hsf_tel", "measure", "opt_tel", "policy_tel",
            "tie_order_expectation"]
@@ -106,7 +109,7 @@ def opt_tel(instance: Instance, *, solver: str = "highs", time_limit: float = 20
     """``(objective, bound, status)`` of the hindsight IP (:func:`kvopt.mip.solve`)."""
     from kvopt.mip import solve
 
-    res = solve(instance, solver=solver, time_limit=time_limit)
+    res = solve(instance, solver=cast("SolverName", solver), time_limit=time_limit)
     return res.objective, res.bound, res.status
 
 

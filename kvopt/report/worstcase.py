@@ -20,11 +20,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.report.search import SearchSpace, check_search, search
+
+if TYPE_CHECKING:
+    from kvopt.mip.result import SolverName  # checked by solve at run time
 
 __all__ = ["PROVEN_RATIOS", "WORST_CASE_POLICIES", "replay_files", "worst_case_rows"]
 
@@ -76,7 +79,7 @@ def replay_files(row: dict[str, Any], out_dir: str | Path, *, solver: str = "hig
     stem = f"{row['policy']}-n{row['n'][0]}-{row['n'][1]}"
     inst.save(out / f"{stem}.json")
     simulate(inst, row["policy"], seed=0).schedule.save(out / f"{stem}.{row['policy']}.json")
-    res = solve(inst, solver=solver, time_limit=time_limit)
+    res = solve(inst, solver=cast("SolverName", solver), time_limit=time_limit)
     if res.schedule is not None:
         res.schedule.save(out / f"{stem}.opt.json")
     return {"instance": f"{stem}.json", "policy_schedule": f"{stem}.{row['policy']}.json",

@@ -14,6 +14,6 @@
 :mod:`kvopt.mip.bounds.combinatorial`, for one release.
 """
 
-from kvopt.mip._deprecated import alias_module
+from kvopt.core.deprecation import moved_module
 
-__getattr__ = alias_module(__name__)
+__getattr__ = moved_module(__name__, ("kvopt.mip.bounds.combinatorial",))

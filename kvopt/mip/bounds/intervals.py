@@ -357,10 +357,10 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     >>> res.status, round(lp_bound(inst, "tight+cores"), 2), round(res.bound, 2)
     ('optimal', 47.0, 52.0)
     """
+    from kvopt.core.deprecation import renamed_argument
     from kvopt.core.errors import UsageError
     from kvopt.core.limits import resolve_memory_budget
     from kvopt.core.mcsf import mcsf_starts
-    from kvopt.mip._deprecated import renamed_argument
     from kvopt.mip.bounds.sparse_lp import LP_FORMS, LP_METHODS
     from kvopt.mip.model.builder import build_milp
     from kvopt.mip.model.sizing import check_memory

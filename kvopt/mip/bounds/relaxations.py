@@ -41,8 +41,8 @@ def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "h
     >>> 3.0 <= lp_bound(inst) <= 4.0
     True
     """
+    from kvopt.core.deprecation import renamed_argument
     from kvopt.core.limits import resolve_memory_budget
-    from kvopt.mip._deprecated import renamed_argument
     from kvopt.mip.model.sizing import check_memory
 
     dl = as_deadline(time_limit, deadline)

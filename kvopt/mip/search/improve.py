@@ -615,40 +615,59 @@ def improve(
     rng = np.random.default_rng(seed)
     best, values, src = best_start(instance, initial, points)
     best_v = values[src]
-    lb = max(combinatorial_bound(instance), lower if lower is not None else -math.inf)
-
-    def goal() -> float:
-        """The best lower bound known now, rounded up (TEL is an integer)."""
-        nonlocal lb
-        new = bound() if bound is not None else None
-        if new is not None:
-            lb = max(lb, new)
-        if stop is not None and stop():
-            return math.inf
-        return math.ceil(lb - 1e-9)
-
+    goal = _Goal(max(combinatorial_bound(instance), lower if lower is not None else -math.inf),
+                 bound, stop)
     history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, best_v, src)]
     bar = _Bar(budget, dl, t0, progress, label)
-    evals = 0
     phase = Deadline(t0 + list_share * budget, t0=dl.t0, clock=dl.clock)
-    if best_v > goal() and instance.n >= 2 and not phase.expired():
-        trace: list[tuple[float, float]] = []
-        cand, evals = list_search(instance, best, rng=rng, deadline=phase,
-                                  max_evals=None if max_steps is None else 50 * max_steps,
-                                  temperature=temperature, cycles=cycles,
-                                  delay_share=delay_share, tick=bar.report,
-                                  target=goal, trace=trace)
-        if instance.tel_of_starts(cand) < best_v:
-            best, best_v = cand, instance.tel_of_starts(cand)
-            history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
-        bar.report()
+    best, evals = _list_phase(instance, best, rng, phase, goal=goal, bar=bar, history=history,
+                              t0=t0, max_evals=None if max_steps is None else 50 * max_steps,
+                              temperature=temperature, cycles=cycles, delay_share=delay_share)
     best, lns = _lns_phase(instance, best, dl, rng, goal=goal, size=neighbourhood,
                            sub_time=sub_time, max_steps=max_steps, pairs=lns_pairs,
                            history=history, t0=t0, tick=bar.report)
     bar.close()
     goal()
-    return _improve_result(instance, best, seed, values, src, lb, evals, lns, history,
+    return _improve_result(instance, best, seed, values, src, goal.lb, evals, lns, history,
                            time.perf_counter() - wall0)
+
+
+class _Goal:
+    """The target of :func:`improve`'s search: the best lower bound known now, rounded up
+    (TEL is an integer); ``bound()`` may raise it; ``inf`` once ``stop()`` returns ``True``."""
+
+    def __init__(self, lb: float, bound: Callable[[], float | None] | None,
+                 stop: Callable[[], bool] | None) -> None:
+        self.lb, self.bound, self.stop = lb, bound, stop
+
+    def __call__(self) -> float:
+        new = self.bound() if self.bound is not None else None
+        if new is not None:
+            self.lb = max(self.lb, new)
+        if self.stop is not None and self.stop():
+            return math.inf
+        return math.ceil(self.lb - 1e-9)
+
+
+def _list_phase(instance: Instance, best: NDArray[np.int64], rng: np.random.Generator,
+                phase: Deadline, *, goal: Callable[[], float], bar: _Bar,
+                history: list[tuple[float, float, str]], t0: float, max_evals: int | None,
+                temperature: float | None, cycles: int, delay_share: float,
+                ) -> tuple[NDArray[np.int64], int]:
+    """The list search of :func:`improve` from ``best`` until ``phase``: the better of its
+    result and ``best`` (each new best appended to ``history``) and the number of decodes
+    (none when ``best`` meets ``goal()`` already, or ``phase`` is over)."""
+    if instance.tel_of_starts(best) <= goal() or instance.n < 2 or phase.expired():
+        return best, 0
+    trace: list[tuple[float, float]] = []
+    cand, evals = list_search(instance, best, rng=rng, deadline=phase, max_evals=max_evals,
+                              temperature=temperature, cycles=cycles, delay_share=delay_share,
+                              tick=bar.report, target=goal, trace=trace)
+    if instance.tel_of_starts(cand) < instance.tel_of_starts(best):
+        best = cand
+        history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
+    bar.report()
+    return best, evals
 
 
 def _improve_deadline(time_limit: float, clock: str, deadline: Deadline | None) -> Deadline:
