@@ -40,6 +40,14 @@ generated.
     In that mode overflow evicts preemptable requests (worst rank first) before locked ones,
     and locked ones latest-started first, so the oldest locked run always finishes.
 
+    A preempted request waits with its initial rank ``r_i`` under ``restart`` (it lost its
+    run) and, under ``recompute`` and ``swap``, with its predicted remaining length at the
+    moment it was preempted (``r_i - a`` or the refined prediction: it keeps its tokens, as
+    a vLLM request keeps its latest prediction). Queuing it with ``r_i`` instead made it
+    wait behind every newcomer it had outranked and, once resumed, preempt them again:
+    TRAIL ``C = 0.8`` on the Azure trace (1500 requests) made 18063 evictions under
+    ``recompute`` with the initial rank and 2033 with the remaining one.
+
     ``C >= 1`` equals ``C = inf`` (plain SPRPT) for static ranks as long as no running
     request is evicted for memory: once ``a >= r`` the rank ``r - a <= 0`` is below every
     newcomer's ``r >= 1``, so SPRPT never preempts it either (the digest's sample-path
@@ -105,6 +113,17 @@ def _ordinal(x: NDArray[np.float64]) -> NDArray[np.int64]:
     return inv.astype(np.int64).reshape(-1)
 
 
+def _rank_key(x: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Integer heap keys of (possibly fractional or negative) ranks, ``1/1024`` apart.
+
+    Examples
+    --------
+    >>> _rank_key(np.array([3.0, 2.5, -0.25])).tolist()
+    [3072, 2560, -256]
+    """
+    return np.floor(np.asarray(x, dtype=np.float64) * 1024.0).astype(np.int64)
+
+
 class RankPolicy(Policy):
     """TRAIL: SPRPT with limited preemption under the memory limit (module docstring).
 
@@ -149,7 +168,11 @@ class RankPolicy(Policy):
     def reset(self, st: SimState) -> None:
         self.rank = arrival_rank(st.a)
         self.queue = WaitQueue(self.rank)
-        self.key = _ordinal(self.r0)
+        # the rank a waiting request is queued with: its initial prediction, or (recompute /
+        # swap) its predicted remaining length when it was preempted
+        self.wrank = self.r0.copy()
+        self.keep_rank = st.mode != "restart"
+        self.key = _rank_key(self.r0) if self.keep_rank else _ordinal(self.r0)
         if math.isinf(self.C):
             self.limit = np.full(st.n, np.iinfo(np.int64).max, dtype=np.int64)
         else:
@@ -159,6 +182,12 @@ class RankPolicy(Policy):
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
         self.queue.push(ids, self.key[ids])
+
+    def _requeue_rank(self, ids: NDArray[np.int64], rank: NDArray[np.float64]) -> None:
+        """Recompute / swap: evicted ``ids`` wait with ``rank``, their predicted remaining
+        length when evicted (they keep their tokens; with restart they wait with ``r0``)."""
+        self.wrank[ids] = rank
+        self.key[ids] = _rank_key(rank)
 
     def _ranks(self, st: SimState, run: NDArray[np.int64], age: NDArray[np.int64]
                ) -> NDArray[np.float64]:
@@ -175,6 +204,7 @@ class RankPolicy(Policy):
         queue = self.queue
         evict: list[int] = []
         preempted: list[int] = []
+        prank: list[float] = []  # their ranks
         admit: list[int] = []
         used = 0
         npred = 0
@@ -204,6 +234,8 @@ class RankPolicy(Policy):
                 self.stats["overflow_evictions"] += int(over.size)
                 evict.extend(over.tolist())
                 back = st.kept_if_evicted(over)
+                if self.keep_rank:
+                    self._requeue_rank(over, rk[order[k:]])
                 queue.push(over, self.key[over])
                 keep = np.zeros(run.shape[0], dtype=bool)
                 keep[order[:k]] = True
@@ -219,17 +251,18 @@ class RankPolicy(Policy):
             prk = rk[pi].tolist()
             pids = run[pi].tolist()
             pc = contrib[pi].tolist()
-            r0 = self.r0
+            wr = self.wrank  # the waiting requests' ranks
             blocked = False
             j = 0
             npre = len(pids)
             while j < npre or (not blocked and len(queue)):
-                if j < npre and (blocked or not len(queue) or prk[j] <= r0[queue.peek()]):
+                if j < npre and (blocked or not len(queue) or prk[j] <= wr[queue.peek()]):
                     if used + pc[j] <= M and count < B:
                         used += pc[j]
                         count += 1
                     else:
                         preempted.append(pids[j])
+                        prank.append(prk[j])
                         self.stats["preemptions"] += 1
                     j += 1
                     continue
@@ -253,6 +286,8 @@ class RankPolicy(Policy):
                 used += need
         if preempted:
             ev_ids = np.asarray(preempted, dtype=np.int64)
+            if self.keep_rank:
+                self._requeue_rank(ev_ids, np.asarray(prank, dtype=np.float64))
             queue.push(ev_ids, self.key[ev_ids])
             evict.extend(preempted)
         if evict and st.mode == "restart":  # (recompute / swap keep the tokens: t - start)

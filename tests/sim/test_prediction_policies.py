@@ -81,6 +81,21 @@ def test_srpt_preempts_only_for_better_requests():
     assert simulate(inst, "spjf", predictions="exact").schedule.num_evictions == 0
 
 
+def test_preempted_request_waits_with_its_remaining_rank_when_it_keeps_its_tokens():
+    """Issue 21: A (o = 10) is preempted at age 7 for B (o = 2); D (o = 5) arrives at 8.
+    With restart A lost its run and waits with rank 10, so D starts first; with recompute and
+    swap A keeps 7 tokens and waits with its remaining 3, so A resumes first (at 9, when B is
+    done) and D waits for it."""
+    inst = Instance(memory=12, arrival=[0, 7, 8], prompt=[2, 2, 2], output=[10, 2, 5])
+    restart = simulate(inst, "srpt")
+    assert restart.schedule.final_start(inst).tolist() == [12, 7, 8]
+    for mode in ("recompute", "swap"):
+        r = simulate(inst, "srpt", preemption=mode)
+        assert check_schedule(inst, r.schedule).ok
+        assert r.schedule.final_start(inst).tolist() == [9, 7, 12], mode
+        assert r.schedule.num_evictions == 1
+
+
 def test_refined_trail_declares_predictions_and_pays_their_cost():
     inst = model2(7, rate=1.2)
     free = simulate(inst, "trail", seed=1)
