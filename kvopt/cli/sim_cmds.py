@@ -116,6 +116,7 @@ def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
                             opts: dict[str, Any]) -> None:
     """Every policy argument, checked before the run, with errors naming the CLI flag."""
     from kvopt.sim import check_policy
+    from kvopt.sim.serving import BlockSizeError
 
     try:
         check_policy(inst, args.policy, predictions=noise, preemption=args.preemption,
@@ -130,6 +131,10 @@ def _check_policy_arguments(args: argparse.Namespace, inst: Any, noise: Any,
             raise UsageError("--policy", exc.reason) from None
         if exc.field == "noise":
             raise UsageError("--noise", exc.reason) from None
+        if isinstance(exc, BlockSizeError):
+            raise UsageError("--option block_size", f"{exc.reason}; e.g. --memory "
+                             f"{exc.memories[0]} or --option block_size="
+                             f"{exc.suggested_block}") from None
         if exc.field in ("preemption", "host_memory"):
             raise UsageError("--" + exc.field.replace("_", "-"), exc.reason) from None
         flag = "--option" if exc.field == "options" else f"--option {exc.field}"

@@ -50,6 +50,34 @@ HOST_LINK_BANDWIDTH = {"a100": 0.8 * 31.5e9, "h100": 0.8 * 63e9}
 VLLM_SWAP_BYTES = 4 * 2**30
 
 
+class BlockSizeError(UsageError):
+    """A block size that does not divide the KV memory (a :class:`UsageError` naming
+    ``block_size``), with the nearest fixes: ``memories``, the multiples of the block size
+    around ``M``, and ``blocks``, the block sizes up to it that divide ``M``.
+
+    Examples
+    --------
+    >>> err = BlockSizeError(16492, 16)
+    >>> err.memories, err.blocks, err.suggested_block
+    ((16480, 16496), (1, 2, 4, 7, 14), 4)
+    >>> print(err)   # doctest: +NORMALIZE_WHITESPACE
+    invalid block_size: 16 does not divide the KV memory M = 16492 tokens; take a memory that
+    is a multiple of 16 (16480 or 16496) or a block size that divides 16492 (1, 2, 4, 7, 14)
+    """
+
+    def __init__(self, memory: int, block: int) -> None:
+        self.memory, self.block = int(memory), int(block)
+        lo = memory // block * block
+        self.memories = tuple(m for m in (lo, lo + block) if m >= block)
+        self.blocks = tuple(b for b in range(1, block) if memory % b == 0)
+        #: the largest power of two among :attr:`blocks` (vLLM's block sizes are powers of 2)
+        self.suggested_block = max(b for b in self.blocks if b & (b - 1) == 0)
+        super().__init__("block_size", f"{block} does not divide the KV memory M = {memory} "
+                         f"tokens; take a memory that is a multiple of {block} ("
+                         f"{' or '.join(map(str, self.memories))}) or a block size that "
+                         f"divides {memory} ({', '.join(map(str, self.blocks))})")
+
+
 def _integer(name: str, value: Any, lo: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
         raise UsageError(name, f"must be an integer >= {lo}, got {value!r}")
@@ -102,10 +130,10 @@ got 'pause'
                 and self.batching == "mixed")
 
     def check(self, memory: int) -> None:
-        """Raise :class:`UsageError` naming ``block_size`` if it does not divide ``memory``."""
+        """Raise :class:`BlockSizeError` (a :class:`UsageError` naming ``block_size``, with
+        the nearest fixes) if the block size does not divide ``memory``."""
         if int(memory) % self.block_size:
-            raise UsageError("block_size", f"{self.block_size} does not divide the KV memory "
-                             f"M = {int(memory)} tokens")
+            raise BlockSizeError(int(memory), self.block_size)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (recorded in the schedule's metadata)."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kvopt import Instance, check_schedule
 from kvopt.core.errors import UsageError
 from kvopt.sim import simulate
+from kvopt.sim.serving import BlockSizeError
 from tests.sim.test_preemption_engine import _replay_ok
 
 
@@ -114,6 +115,10 @@ def test_bad_options_name_the_option(opts, name):
     (["--policy", "vllm", "--option", "watermark=1"], "--option watermark"),
     (["--policy", "vllm", "--option", "batching=chunked", "--option",
       "max_num_batched_tokens=0"], "--option max_num_batched_tokens"),
+    (["--policy", "vllm"], "--option block_size"),  # 16 does not divide M = 16492
+    (["--policy", "vllm", "--option", "watermark=-0.1"], "--option watermark"),
+    (["--policy", "vllm", "--option", "block_size=4", "--option", "batching=chunked",
+      "--option", "max_num_batched_tokens=0"], "--option max_num_batched_tokens"),
     (["--policy", "mcsf", "--preemption", "recompute"], "--preemption"),
 ])
 def test_cli_bad_options_exit_2_naming_the_option(tmp_path, args, flag):
@@ -124,3 +129,26 @@ def test_cli_bad_options_exit_2_naming_the_option(tmp_path, args, flag):
     assert r.returncode == 2, r.stderr
     assert f"invalid {flag}" in r.stderr
     assert "Traceback" not in r.stderr and not out.exists()
+
+
+def test_block_size_error_suggests_the_fix(tmp_path):
+    """The vllm policy's default blocks of 16 do not divide the Azure trace's M = 16492: the
+    error names the option and the nearest memories and block sizes, and both fixes run."""
+    r = subprocess.run([sys.executable, "-m", "kvopt", "simulate",
+                        "instances/traces/azure_conv_2023.csv", "--policy", "vllm"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "invalid --option block_size: 16 does not divide the KV memory M = 16492" in r.stderr
+    assert "16480 or 16496" in r.stderr and "(1, 2, 4, 7, 14)" in r.stderr
+    assert "e.g. --memory 16480 or --option block_size=4" in r.stderr
+    err = BlockSizeError(16492, 16)
+    arrays = {"arrival": [0, 1], "prompt": [40, 30], "output": [20, 20]}
+    inst = Instance(memory=16492, **arrays)
+    with pytest.raises(BlockSizeError, match="invalid block_size"):
+        simulate(inst, "vllm")
+    other = Instance(memory=err.memories[0], **arrays)
+    for case, r in ((other, simulate(other, "vllm")),
+                    (inst, simulate(inst, "vllm", block_size=err.suggested_block))):
+        assert check_schedule(case, r.schedule).ok
+    assert BlockSizeError(10, 4).memories == (8, 12)
+    assert BlockSizeError(3, 4).memories == (4,) and BlockSizeError(3, 4).blocks == (1, 3)
