@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers (not imported at
     from kvopt.mip import SolveResult, SolveStatus, solve
     from kvopt.sim import SimResult, simulate
     from kvopt.sim.engine import LivelockError, PolicyError, SimulationError
+    from kvopt.sim.serving import BlockSizeError
     from kvopt.sweep.spec import SpecError
 
 __version__ = "0.1.0"
@@ -76,10 +77,12 @@ _LAZY = {
     "SimulationError": "kvopt.sim",
     "PolicyError": "kvopt.sim",
     "LivelockError": "kvopt.sim",
+    "BlockSizeError": "kvopt.sim.serving",
     "SpecError": "kvopt.sweep.spec",
 }
 
 __all__ = [
+    "BlockSizeError",
     "FeasibilityReport",
     "InfeasibleScheduleError",
     "Instance",
