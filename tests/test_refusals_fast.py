@@ -98,3 +98,28 @@ def test_starting_points_stop_at_their_deadline_with_a_feasible_fallback():
     only = starting_points(inst, Deadline(0.0))
     assert list(only) == ["serial"] and only["serial"].tolist() == serial_starts(inst).tolist()
     assert check_schedule(inst, Schedule.from_starts(inst, only["serial"])).ok
+
+
+def test_the_default_solve_of_the_azure_trace_at_50ms_slots_holds_its_limit():
+    """The issue's command with the default path: its LNS steps built their CP-SAT models
+    without looking at the clock (one step with a random free set spanning the horizon: 10 s
+    for the fixed part's ~10^6 rectangles; 16.9 s of a 10 s limit, OVERRUN 6.9 s). The
+    build now stops at the step's deadline."""
+    import json
+
+    r, wall = _timed(["solve", AZURE, "--slot-seconds", "0.05", "--time-limit", "10",
+                      "--memory-budget", "4G", "--json"])
+    assert r.returncode in (0, 1), r.stderr  # 1: the limit was reached (not optimal)
+    doc = json.loads(r.stdout)
+    assert doc["status"] in ("time_limit", "optimal", "feasible"), doc["status"]
+    assert doc["overrun_s"] <= 1.0 and doc["runtime_s"] <= 11.0, doc
+    assert wall < 10 + SLACK_S, wall
+
+
+def test_an_lns_step_stops_building_at_its_deadline():
+    from kvopt.mip.search.improve import lns_step
+
+    inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    starts = np.array([0, 3, 4])
+    assert lns_step(inst, starts, np.array([1, 2]), time_limit=5).tolist() == [0, 0, 3]
+    assert lns_step(inst, starts, np.array([1, 2]), deadline=Deadline(0.0)) is None

@@ -125,6 +125,9 @@ def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float
         except MemoryBudgetError as exc:  # a horizon-sized search: said so, the bounds go on
             skipped["improve"] = exc.reason
             return best
+        if "list_search_skipped" in imp.model:  # LNS only
+            skipped["improve"] = ("list search skipped, LNS only: "
+                                  f"{imp.model['list_search_skipped']}")
         if imp.objective is not None and imp.objective < (best["objective"] or math.inf):
             best = {"source": f"improve(seed={seed})", "objective": imp.objective,
                     "valid": imp.report is not None and imp.report.ok}

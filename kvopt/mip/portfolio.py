@@ -86,7 +86,7 @@ STATE_BYTES = 1000
 COLLECT_RESERVE_S = 0.5
 #: Share of the limit the incumbents (MC-SF, MC-Benchmark, priority-rule decodes) may take;
 #: those not finished by then are left out (:func:`kvopt.mip.search.improve.starting_points`).
-INCUMBENT_SHARE = 0.3
+INCUMBENT_SHARE = 0.5
 
 
 def exact_path_fits(instance: Instance) -> bool:

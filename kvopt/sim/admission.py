@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.limits import check_allocation
 from kvopt.core.mcsf import admit_prefix, mcsf_schedule, mcsf_starts, predicted_profile, try_admit
 
 __all__ = [
@@ -48,10 +49,20 @@ class FutureProfile:
     [0, 0, 0]
     """
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 4096, field: str = "requests.output",
+                 owner: str = "the simulator") -> None:
+        self.field, self.owner = field, owner
+        self._check(max(int(size), 16))
         self.buf = np.zeros(max(int(size), 16), dtype=np.int64)
         self.off = 0  # absolute slot of buf[0]
         self._d = np.arange(1, self.buf.shape[0] + 1, dtype=np.int64)
+
+    def _check(self, size: int) -> None:
+        """Refuse a buffer (and its ``d`` table) of ``size`` slots above the memory budget,
+        naming :attr:`field`, the instance field that sizes it (issue 25: a window of 4 x 10^11
+        slots was a 2.91 TiB numpy MemoryError)."""
+        check_allocation(2 * 8 * size, f"{self.owner}'s predicted-memory profile of "
+                         f"{size:,} slots", self.field)
 
     def _ensure(self, t: int, end: int) -> None:
         """Make slots ``t .. end-1`` addressable (drops slots before ``t``)."""
@@ -60,6 +71,7 @@ class FutureProfile:
         keep_from = max(min(t, end) - self.off, 0)
         kept = self.buf[keep_from:]
         size = max(2 * (end - (self.off + keep_from)), self.buf.shape[0], 16)
+        self._check(size)
         nb = np.zeros(size, dtype=np.int64)
         nb[: kept.shape[0]] = kept
         self.buf = nb
@@ -70,6 +82,7 @@ class FutureProfile:
     def d(self, q: int) -> NDArray[np.int64]:
         """``[1, 2, ..., q]`` (cached)."""
         if self._d.shape[0] < q:
+            self._check(2 * q)
             self._d = np.arange(1, 2 * q + 1, dtype=np.int64)
         return self._d[:q]
 

@@ -278,7 +278,7 @@ class WaitPolicy(Policy):
         self.queues: list[list[int]] = [[] for _ in range(K)]
         self.heads = [0] * K
         self.bucket = _Bucket(self.plan.rate, self.plan.cohort)
-        self.profile = FutureProfile(4 * int(st.o.max()) + 64)
+        self.profile = FutureProfile(4 * int(st.o.max()) + 64, owner=self.name)
         self.stats: dict[str, Any] = {"cohorts": 0, "partial_cohorts": 0, "fluid": self.fluid}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:

@@ -137,7 +137,8 @@ class GeometricPolicy(Policy):
         self.queue = WaitQueue(arrival_rank(st.a))
         self.cap = np.zeros(n, dtype=np.int64)
         self.pstart = np.zeros(n, dtype=np.int64)  # own copy: the engine clears st.start first
-        self.profile = FutureProfile(4 * int(st.M) + 64)
+        # windows of M slots: the buffer is sized by the memory
+        self.profile = FutureProfile(4 * int(st.M) + 64, "memory", self.name)
         self.credit = float(st.M)
         self.t_credit = st.t
         self.stats = {"restarts": 0, "phases": 0}
