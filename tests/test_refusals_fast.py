@@ -91,7 +91,7 @@ def test_starting_points_stop_at_their_deadline_with_a_feasible_fallback():
     and the O(n) serial schedule stands in when none finished."""
     from kvopt import check_schedule
     from kvopt.core.schedule import Schedule
-    from kvopt.mip.search.improve import serial_starts, starting_points
+    from kvopt.mip.search.starts import serial_starts, starting_points
 
     inst = Instance(memory=10, arrival=[0, 0, 5], prompt=[1, 1, 1], output=[4, 8, 2])
     assert sorted(starting_points(inst, Deadline(60.0))) == sorted(starting_points(inst))

@@ -85,7 +85,7 @@ STATE_BYTES = 1000
 #: Seconds kept at the end of the call to collect the bound and validate the schedule.
 COLLECT_RESERVE_S = 0.5
 #: Share of the limit the incumbents (MC-SF, MC-Benchmark, priority-rule decodes) may take;
-#: those not finished by then are left out (:func:`kvopt.mip.search.improve.starting_points`).
+#: those not finished by then are left out (:func:`kvopt.mip.search.starts.starting_points`).
 INCUMBENT_SHARE = 0.5
 
 
@@ -162,7 +162,7 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
         ``solver="auto"``; ``formulation`` is the path taken (``"exact"``, ``"portfolio"``
         or ``"incumbents"``).
     """
-    from kvopt.mip.search.improve import best_start, starting_points
+    from kvopt.mip.search.starts import best_start, starting_points
 
     instance.require_slotted()
     check_profile_fits(instance, ram_bytes)  # before any work (arrivals 1e12 apart: 7 TiB)

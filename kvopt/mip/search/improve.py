@@ -30,7 +30,6 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -40,143 +39,22 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import MemoryBudgetError
 from kvopt.core.instance import Instance, horizon_field
-from kvopt.core.limits import Deadline, DeadlineExpired, as_deadline, check_allocation
+from kvopt.core.limits import Deadline, as_deadline, check_allocation
 from kvopt.core.progress import Progress
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule, memory_profile
 from kvopt.mip.bounds.combinatorial import combinatorial_bound
 from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.search.starts import (  # noqa: F401 - sgs_decode, starting_points: here too
+    best_start,
+    serial_starts,
+    sgs_decode,
+    sgs_earliest_fit,
+    starting_points,
+)
 
 #: Share of :func:`improve`'s budget its starting points may take when it computes them.
 STARTS_SHARE = 0.5
-
-
-def sgs_decode(instance: Instance, order: NDArray[np.int64] | list[int],
-               release: NDArray[np.int64] | None = None,
-               deadline: Deadline | None = None) -> NDArray[np.int64]:
-    """Serial schedule-generation scheme: place requests in ``order``, each at its earliest
-    feasible start slot (not before its ``release``, default its arrival) given the requests
-    placed before it.
-
-    Request ``i`` goes to the smallest ``k >= max(a_i, release_i)`` with
-    ``mem[k + d] + s_i + d <= M`` for ``d = 1 .. o_i`` (``mem`` = memory of the requests
-    placed so far). Such a ``k`` always exists (every request fits alone, and after the last
-    busy slot memory is 0), so the result is feasible by construction.
-
-    Unlike the constant-demand RCPSP, plain lists (``release = arrival``) do **not** reach
-    every optimal schedule here: starting a request earlier raises its memory at every later
-    slot of its ramp, which may block a request placed after it, so an optimum can need a
-    request to start later than its earliest fit (on 4 of 300 random instances with n <= 6
-    no permutation decodes to the optimum, up to 3.8 % worse). With releases every feasible
-    schedule ``S`` is a decode: ``order`` = requests sorted by ``S``, ``release = S``.
-    Past ``deadline`` it raises :class:`~kvopt.core.limits.DeadlineExpired` (the whole Azure
-    trace in 0.05 s slots takes ~1 minute per order).
-
-    Examples
-    --------
-    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
-    >>> sgs_decode(inst, [0, 1, 2]).tolist()    # long one with the short one, then s=2
-    [0, 0, 3]
-    """
-    a, s, o = instance.arrival, instance.prompt, instance.output
-    M = int(instance.memory)
-    rel = a if release is None else np.maximum(a, np.asarray(release, dtype=np.int64))
-    H = int(rel.max() + o.sum()) + int(o.max()) + 2
-    check_allocation(4 * 8 * H, f"the serial decode's free-memory table over {H:,} slots",
-                     horizon_field(instance))
-    free = np.full(H, M, dtype=np.int64)
-    starts = np.empty(instance.n, dtype=np.int64)
-    slot = np.arange(H, dtype=np.int64)
-    busy_end = 0  # every slot >= busy_end has free == M
-    for i in np.asarray(order, dtype=np.int64):
-        if deadline is not None and deadline.expired():
-            raise DeadlineExpired(f"the serial decode stopped at its deadline "
-                                  f"({deadline.limit:g} s)")
-        si, oi = int(s[i]), int(o[i])
-        k = _earliest_fit(free, slot, int(rel[i]), busy_end, si, oi)
-        starts[i] = k
-        free[k + 1: k + oi + 1] -= si + np.arange(1, oi + 1, dtype=np.int64)
-        busy_end = max(busy_end, k + oi)
-    return starts
-
-
-def _earliest_fit(free: NDArray[np.int64], slot: NDArray[np.int64], release: int,
-                  busy_end: int, s: int, o: int) -> int:
-    """Smallest ``k >= release`` with ``free[k + d] >= s + d`` for ``d = 1 .. o``, where
-    every slot ``>= busy_end`` is entirely free (so ``k = max(release, busy_end)`` fits).
-
-    Start ``k`` fits iff ``free[t] - t >= s - k`` for ``t = k+1 .. k+o``: a sliding minimum
-    of ``g = free - slot`` over windows of ``o`` slots (``O(length)``, not ``O(length o)``).
-    ``slot`` is ``arange(len(free))``.
-    """
-    if release >= busy_end:
-        return release
-    from scipy.ndimage import minimum_filter1d
-
-    g = free[release + 1: busy_end + o + 1] - slot[release + 1: busy_end + o + 1]
-    m = minimum_filter1d(g, o, mode="nearest", origin=-(o // 2))
-    ok = m[: busy_end - release + 1] + slot[release: busy_end + 1] >= s
-    return release + int(np.argmax(ok)) if ok.any() else busy_end
-
-
-def starting_points(instance: Instance, deadline: Deadline | None = None
-                    ) -> dict[str, NDArray[np.int64]]:
-    """MC-SF, MC-Benchmark and serial decodes of a few priority rules (start slots by name).
-
-    Each stops at ``deadline`` and is then left out (on the whole Azure trace in 0.05 s
-    slots they take ~2 minutes each); when none finished, ``"serial"`` (one request at a
-    time in arrival order, ``O(n)``, feasible since each request fits alone) is the only one.
-    The cheapest good one runs first: the volume-rule decode (0.5 s on 2000 Azure requests
-    in 0.05 s slots, within 3 % of MC-SF's 3 s), then MC-SF, then the others (the names keep
-    their order, which breaks ties).
-
-    Examples
-    --------
-    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
-    >>> sorted(starting_points(inst))[:3]
-    ['mc-benchmark', 'mcsf', 'sgs:arrival-output']
-    >>> list(starting_points(inst, Deadline(0.0)))
-    ['serial']
-    """
-    from kvopt.core.mcsf import mcsf_starts
-
-    a, s, o = instance.arrival, instance.prompt, instance.output
-    idx = np.arange(instance.n)
-    vol = s * o + o * (o + 1) // 2
-    sgs = {"sgs:output": (idx, a, o), "sgs:peak": (idx, a, s + o), "sgs:volume": (idx, a, vol),
-           "sgs:arrival-output": (idx, o, a), "sgs:long-first": (idx, a, -o)}
-    names = ["mcsf", "mc-benchmark", *sgs]
-    got: dict[str, NDArray[np.int64]] = {}
-    for name in ("sgs:volume", "mcsf", "mc-benchmark", "sgs:output", "sgs:peak",
-                 "sgs:arrival-output", "sgs:long-first"):
-        with contextlib.suppress(DeadlineExpired):
-            if name in sgs:
-                got[name] = sgs_decode(instance, np.lexsort(sgs[name]), deadline=deadline)
-            else:
-                got[name] = mcsf_starts(instance, order="arrival" if name == "mc-benchmark"
-                                        else "shortest", deadline=deadline)
-    out = {name: got[name] for name in names if name in got}
-    if not out:
-        out["serial"] = serial_starts(instance)
-    return out
-
-
-def serial_starts(instance: Instance) -> NDArray[np.int64]:
-    """One request at a time, in arrival order: always feasible (every request fits alone),
-    ``O(n)``.
-
-    Examples
-    --------
-    >>> serial_starts(Instance(memory=9, arrival=[0, 0, 9], prompt=[1, 1, 1],
-    ...                        output=[3, 2, 1])).tolist()
-    [0, 3, 9]
-    """
-    starts = np.empty(instance.n, dtype=np.int64)
-    end = 0
-    for i in np.lexsort((np.arange(instance.n), instance.arrival)).tolist():
-        starts[i] = max(int(instance.arrival[i]), end)
-        end = int(starts[i]) + int(instance.output[i])
-    return starts
 
 
 def _order_of(starts: NDArray[np.int64], instance: Instance) -> NDArray[np.int64]:
@@ -234,7 +112,7 @@ class _IncrementalSGS:
             f = free[q + 1]
             f[:] = free[q]
             be = int(busy[q])
-            k = _earliest_fit(f, self.slot, int(release[i]), be, self.s[i], oi)
+            k = sgs_earliest_fit(f, self.slot, int(release[i]), be, self.s[i], oi)
             starts[i] = k
             f[k + 1: k + oi + 1] -= need
             busy[q + 1] = max(be, k + oi)
@@ -635,35 +513,24 @@ def improve(
     budget = dl.remaining()
     assert budget is not None
     rng = np.random.default_rng(seed)
-    # the starting points get STARTS_SHARE of the budget (each takes seconds on 2000 Azure
-    # requests in 0.05 s slots, minutes on the whole trace)
-    best, values, src = best_start(instance, initial, points,
-                                   deadline=dl.sub(dl.share(STARTS_SHARE)))
+    best, values, src = best_start(instance, initial, points, dl.sub(dl.share(STARTS_SHARE)))
     best_v = values[src]
     goal = _Goal(max(combinatorial_bound(instance), lower if lower is not None else -math.inf),
                  bound, stop)
     history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, best_v, src)]
     bar = _Bar(budget, dl, t0, progress, label)
     phase = Deadline(t0 + list_share * budget, t0=dl.t0, clock=dl.clock)
-    list_skipped = None
-    try:
-        best, evals = _list_phase(instance, best, rng, phase, goal=goal, bar=bar,
-                                  history=history, t0=t0,
-                                  max_evals=None if max_steps is None else 50 * max_steps,
-                                  temperature=temperature, cycles=cycles,
-                                  delay_share=delay_share)
-    except MemoryBudgetError as exc:  # its (n + 1) x horizon tables: LNS only, said so
-        evals, list_skipped = 0, exc.reason
+    best, evals, list_skipped = _list_phase(
+        instance, best, rng, phase, goal=goal, bar=bar, history=history, t0=t0,
+        max_evals=None if max_steps is None else 50 * max_steps, temperature=temperature,
+        cycles=cycles, delay_share=delay_share)
     best, lns = _lns_phase(instance, best, dl, rng, goal=goal, size=neighbourhood,
                            sub_time=sub_time, max_steps=max_steps, pairs=lns_pairs,
                            history=history, t0=t0, tick=bar.report)
     bar.close()
     goal()
-    res = _improve_result(instance, best, seed, values, src, goal.lb, evals, lns, history,
-                          time.perf_counter() - wall0)
-    if list_skipped is not None:
-        res.model["list_search_skipped"] = list_skipped
-    return res
+    return _improve_result(instance, best, seed, values, src, goal.lb, evals, lns, history,
+                           time.perf_counter() - wall0, list_skipped)
 
 
 class _Goal:
@@ -687,21 +554,26 @@ def _list_phase(instance: Instance, best: NDArray[np.int64], rng: np.random.Gene
                 phase: Deadline, *, goal: Callable[[], float], bar: _Bar,
                 history: list[tuple[float, float, str]], t0: float, max_evals: int | None,
                 temperature: float | None, cycles: int, delay_share: float,
-                ) -> tuple[NDArray[np.int64], int]:
+                ) -> tuple[NDArray[np.int64], int, str | None]:
     """The list search of :func:`improve` from ``best`` until ``phase``: the better of its
-    result and ``best`` (each new best appended to ``history``) and the number of decodes
-    (none when ``best`` meets ``goal()`` already, or ``phase`` is over)."""
+    result and ``best`` (each new best appended to ``history``), the number of decodes
+    (none when ``best`` meets ``goal()`` already, or ``phase`` is over) and why it did not
+    run (its ``(n + 1) x horizon`` tables above the memory budget: the LNS goes on)."""
     if instance.tel_of_starts(best) <= goal() or instance.n < 2 or phase.expired():
-        return best, 0
+        return best, 0, None
     trace: list[tuple[float, float]] = []
-    cand, evals = list_search(instance, best, rng=rng, deadline=phase, max_evals=max_evals,
-                              temperature=temperature, cycles=cycles, delay_share=delay_share,
-                              tick=bar.report, target=goal, trace=trace)
+    try:
+        cand, evals = list_search(instance, best, rng=rng, deadline=phase, max_evals=max_evals,
+                                  temperature=temperature, cycles=cycles,
+                                  delay_share=delay_share, tick=bar.report, target=goal,
+                                  trace=trace)
+    except MemoryBudgetError as exc:
+        return best, 0, exc.reason
     if instance.tel_of_starts(cand) < instance.tel_of_starts(best):
         best = cand
         history.extend((when - t0, v, "list") for when, v in trace)  # strictly decreasing
     bar.report()
-    return best, evals
+    return best, evals, None
 
 
 def _improve_deadline(time_limit: float, clock: str, deadline: Deadline | None) -> Deadline:
@@ -720,31 +592,6 @@ def _improve_deadline(time_limit: float, clock: str, deadline: Deadline | None) 
     if limit is None:
         raise UsageError("time_limit", "improve needs a time limit (seconds > 0), got None")
     return Deadline.cpu(limit) if clock == "cpu" else Deadline(limit)
-
-
-def best_start(instance: Instance, initial: NDArray[np.int64] | None,
-               points: dict[str, NDArray[np.int64]] | None = None,
-               deadline: Deadline | None = None,
-               ) -> tuple[NDArray[np.int64], dict[str, float], str]:
-    """The best valid starting point (MC-SF, MC-Benchmark, priority-rule decodes,
-    ``initial``; or the given ``points``), every starting point's TEL, and the name of the
-    best. Those not computed by ``deadline`` are left out (:func:`starting_points`).
-
-    Examples
-    --------
-    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
-    >>> starts, values, src = best_start(inst, None)
-    >>> values["mcsf"], values[src]
-    (10.0, 9.0)
-    """
-    starts_by = dict(starting_points(instance, deadline) if points is None else points)
-    if initial is not None:
-        starts_by["initial"] = np.asarray(initial, dtype=np.int64)
-    values = {k: instance.tel_of_starts(v) for k, v in starts_by.items()}
-    valid = {k: v for k, v in starts_by.items()
-             if check_schedule(instance, Schedule.from_starts(instance, v)).ok}
-    src = min(valid, key=values.__getitem__)
-    return valid[src].copy(), values, src
 
 
 class _Bar:
@@ -803,8 +650,9 @@ def _lns_phase(instance: Instance, best: NDArray[np.int64], dl: Deadline,
 def _improve_result(instance: Instance, best: NDArray[np.int64], seed: int,
                     values: dict[str, float], src: str, lb: float, evals: int,
                     lns: dict[str, int], history: list[tuple[float, float, str]],
-                    runtime: float) -> SolveResult:
-    """The validated best schedule as a :class:`~kvopt.mip.result.SolveResult`."""
+                    runtime: float, list_skipped: str | None = None) -> SolveResult:
+    """The validated best schedule as a :class:`~kvopt.mip.result.SolveResult` (``model``
+    has ``list_search_skipped``, the reason, when the list search could not run)."""
     best_v = instance.tel_of_starts(best)
     start_v = values.get("mcsf", values[src])  # MC-SF may not have finished in time
     sched = Schedule.from_starts(instance, best, source="mip:improve",
@@ -820,6 +668,8 @@ def _improve_result(instance: Instance, best: NDArray[np.int64], seed: int,
     sched = sched.with_meta(status=status, bound=lb, gap=gap)
     model = {"start_objective": start_v, "starting_points": values, "start_source": src,
              "list_decodes": evals, **lns, "history": history, "seed": seed}
+    if list_skipped is not None:
+        model["list_search_skipped"] = list_skipped
     return SolveResult(status=status, objective=rep.objective, bound=lb, gap=gap,
                        solver="improve", formulation="lns+sgs", runtime_s=runtime,
                        schedule=sched, report=rep,
