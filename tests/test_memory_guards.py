@@ -190,3 +190,27 @@ print(json.dumps(out))
             assert err.count("error:") == 1, (name, err)
             assert (("memory budget" in err and "invalid requests" in err)
                     or "invalid memory" in err or "invalid --" in err), (name, err)
+
+
+def test_memory_budget_flag_bounds_every_allocation_of_the_command(tmp_path):
+    """``--memory-budget`` was only the model's budget: MC-SF's window, the simulator's
+    profiles and the list search's tables were checked against the default (half the
+    available memory), so ``bound X --memory-budget 1M`` allocated a 45.8 MiB window. The
+    flag (and ``solve(ram=)``) now scopes every check of the call."""
+    from kvopt.core.limits import memory_budget_scope, resolve_memory_budget
+    from kvopt.mip import solve
+
+    x = _write(tmp_path, "long.json", 10**7, [0], [1], [10**6])
+    ok = _kvopt("bound", x, "--lp", "none", "--no-progress")
+    assert ok.returncode == 0, ok.stderr
+    r = _kvopt("bound", x, "--lp", "none", "--no-progress", "--memory-budget", "1M")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "invalid requests.output: MC-SF's predicted-memory window" in r.stderr
+    assert "memory budget of 1.0 MiB" in r.stderr
+    inst = Instance(memory=10**7, arrival=[0], prompt=[1], output=[10**6])
+    with pytest.raises(MemoryBudgetError) as exc:
+        solve(inst, ram="1M", time_limit=5)
+    assert exc.value.budget == 2**20
+    with memory_budget_scope("2M"):
+        assert resolve_memory_budget() == 2 * 2**20
+    assert resolve_memory_budget() != 2 * 2**20

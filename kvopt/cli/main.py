@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     which counts what a shell did before exec'ing kvopt), else this call; time limits
     (``solve --time-limit``) count from it.
     """
-    from kvopt.core.limits import kvopt_start
+    from kvopt.core.limits import kvopt_start, memory_budget_scope
 
     started_at = kvopt_start() if argv is None else time.monotonic()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -130,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     args.started_at = started_at
     try:
-        return int(args.func(args))
+        # --memory-budget bounds every allocation of the command, not only the model's
+        with memory_budget_scope(getattr(args, "memory_budget", None), "--memory-budget"):
+            return int(args.func(args))
     except BrokenPipeError:  # `kvopt ... | head`: the reader left; not an error of ours
         import os
 

@@ -20,7 +20,9 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from kvopt.core.errors import UsageError
@@ -323,6 +325,43 @@ of 1.0 GiB (KVOPT_MEMORY_BUDGET, or a command's --memory-budget)
                                 budget=cap)
 
 
+#: The budget of the call in progress (:func:`memory_budget_scope`), read first by
+#: :func:`resolve_memory_budget` when it is given no value.
+_SCOPED_BUDGET: ContextVar[int | None] = ContextVar("kvopt_memory_budget", default=None)
+
+
+@contextmanager
+def memory_budget_scope(value: str | int | float | None,
+                        name: str = "memory_budget") -> Iterator[int | None]:
+    """Within the block, every allocation check without a budget of its own
+    (:func:`check_allocation`: MC-SF's window, the simulator's profiles, the list search's
+    tables, ...) uses ``value`` (``None``: no change). A command's ``--memory-budget`` and
+    :func:`kvopt.mip.solve`'s ``ram`` set it, so the budget given is the budget of the whole
+    call, not only of the model. Forked children inherit it.
+
+    Examples
+    --------
+    >>> with memory_budget_scope("1M"):
+    ...     resolve_memory_budget()
+    1048576
+    >>> with memory_budget_scope("1M"):
+    ...     check_allocation(8 * 10**6, "a window of 1e6 slots", "requests.output")
+    Traceback (most recent call last):
+    ...
+    kvopt.core.errors.MemoryBudgetError: invalid requests.output: a window of 1e6 slots would \
+need 7.6 MiB, more than the memory budget of 1.0 MiB (KVOPT_MEMORY_BUDGET, or a command's \
+--memory-budget)
+    """
+    if value is None:
+        yield None
+        return
+    token = _SCOPED_BUDGET.set(parse_bytes(value, name))
+    try:
+        yield _SCOPED_BUDGET.get()
+    finally:
+        _SCOPED_BUDGET.reset(token)
+
+
 def resolve_memory_budget(value: str | int | float | None = None,
                           name: str = "memory_budget") -> int:
     """The RAM budget in bytes (see the module docstring for the order of sources).
@@ -336,6 +375,9 @@ def resolve_memory_budget(value: str | int | float | None = None,
     """
     if value is not None:
         return parse_bytes(value, name)
+    scoped = _SCOPED_BUDGET.get()
+    if scoped is not None:
+        return scoped
     env = os.environ.get(MEMORY_BUDGET_ENV)
     if env:
         return parse_bytes(env, MEMORY_BUDGET_ENV)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kvopt.core.deprecation import renamed_argument
 from kvopt.core.instance import Instance
-from kvopt.core.limits import Deadline, as_deadline, resolve_memory_budget
+from kvopt.core.limits import Deadline, as_deadline, memory_budget_scope, resolve_memory_budget
 from kvopt.mip.paths import (
     ALL_FORMULATIONS,
     CP_FORMULATIONS,
@@ -127,6 +127,16 @@ def solve(
     """
     dl = as_deadline(time_limit, deadline)
     ram = renamed_argument(ram, memory_budget, "memory_budget", "ram")
+    with memory_budget_scope(ram, "ram"):  # every allocation of the call, not only the model's
+        return _solve(instance, solver, formulation, dl, ram, objective, threads, warm_start,
+                      verbose, progress, isolate, cp_lp_bound, seed)
+
+
+def _solve(instance: Instance, solver: SolverName | None, formulation: Formulation | None,
+           dl: Deadline, ram: str | int | float | None, objective: str, threads: int,
+           warm_start: bool, verbose: bool, progress: bool, isolate: bool, cp_lp_bound: bool,
+           seed: int) -> SolveResult:
+    """:func:`solve` inside its memory-budget scope."""
     if objective == "goodput":
         return _solve_goodput(instance, solver, dl, threads, warm_start, verbose)
     if solver is None and formulation is None:
