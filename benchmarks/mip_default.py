@@ -30,8 +30,17 @@ Examples (the runs of reports/mip/default_*.txt)::
 
     nice -n 10 python benchmarks/mip_default.py --table --time-limit 180 \\
         --out reports/mip/default_table.json > reports/mip/default_table.txt
-    nice -n 10 python benchmarks/mip_default.py --fresh --K 5 --time-limit 180 \\
-        --out reports/mip/default_fresh.json > reports/mip/default_fresh.txt
+    nice -n 10 python benchmarks/mip_default.py --fresh --K 3 --seed 20261125 \\
+        --time-limit 180 --out reports/mip/default_fresh.json > reports/mip/default_fresh.txt
+    nice -n 10 python benchmarks/mip_default.py --fresh --K 5 --skip 3 --seed 20261125 \\
+        --time-limit 180 --out reports/mip/default_fresh_2.json \\
+        > reports/mip/default_fresh_2.txt
+    python benchmarks/mip_default.py --summary reports/mip/default_fresh.json \\
+        reports/mip/default_fresh_2.json
+
+(``--skip`` extends an earlier ``--fresh`` run with the next instances of the same draw;
+``--summary`` prints the medians over several runs' records. Each record compares the two
+commands run back to back on one instance.)
 """
 
 from __future__ import annotations
@@ -156,7 +165,7 @@ def fresh(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     B = round(2 * S / 3)
     recs = []
     for family in args.family:
-        for s, inst in draw(family, args.seed, args.K):
+        for s, inst in draw(family, args.seed, args.K)[args.skip:]:
             path = tmp / f"{inst.name}.json"
             inst.save(path)
             d = run_cli(["solve", str(path), "--time-limit", f"{S:g}"], timeout=S + 600)
@@ -171,18 +180,24 @@ def fresh(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                   f"{rec['best_combination']['bound']} | {_pct(rec['best_combination']['gap'])}"
                   f" | {d['wall_s']} / {b['wall_s']} s | {d['load'][0]}-{b['load'][1]} |",
                   flush=True)
-    out: dict[str, Any] = {"records": recs, "median": {}}
-    for family in args.family:
+    return {"records": recs, "median": medians(recs, args.family)}
+
+
+def medians(recs: list[dict[str, Any]], families: list[str]) -> dict[str, Any]:
+    """Per family: the median certified gap of the default and of the best combination, and
+    the median of their per-instance difference (printed)."""
+    out: dict[str, Any] = {}
+    for family in families:
         rs = [r for r in recs if r["family"] == family]
         gd = [r["default"]["gap"] for r in rs if r["default"]["gap"] is not None]
         gb = [r["best_combination"]["gap"] for r in rs
               if r["best_combination"]["gap"] is not None]
         diff = [r["default"]["gap"] - r["best_combination"]["gap"] for r in rs
                 if r["default"]["gap"] is not None and r["best_combination"]["gap"] is not None]
-        out["median"][family] = {"default": float(np.median(gd)) if gd else None,
-                                 "best_combination": float(np.median(gb)) if gb else None,
-                                 "difference": float(np.median(diff)) if diff else None}
-        m = out["median"][family]
+        out[family] = {"default": float(np.median(gd)) if gd else None,
+                       "best_combination": float(np.median(gb)) if gb else None,
+                       "difference": float(np.median(diff)) if diff else None}
+        m = out[family]
         print(f"{family}: median certified gap, default {_pct(m['default'])}, best "
               f"combination {_pct(m['best_combination'])}, median difference "
               f"{_pct(m['difference'])} ({len(rs)} instances)")
@@ -195,11 +210,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fresh", action="store_true", help="default vs best combination")
     p.add_argument("--seed", type=int, default=22, help="draws the instance seeds (printed)")
     p.add_argument("--K", type=int, default=5, help="instances per family (--fresh)")
+    p.add_argument("--skip", type=int, default=0,
+                   help="--fresh: leave out the first SKIP of the K instances (to extend an "
+                        "earlier run with the same --seed)")
     p.add_argument("--family", action="append", default=None, choices=("model1", "model2"))
     p.add_argument("--time-limit", type=float, default=180.0)
     p.add_argument("--out", default=None, help="JSON records")
+    p.add_argument("--summary", nargs="+", default=None, metavar="JSON",
+                   help="only print the medians over the --fresh records of these files")
     args = p.parse_args(argv)
     args.family = args.family or ["model1", "model2"]
+    if args.summary:
+        recs = [r for f in args.summary for r in json.loads(Path(f).read_text())["fresh"]
+                ["records"]]
+        print(f"benchmarks/mip_default.py --summary {' '.join(args.summary)}: "
+              f"{len(recs)} instances")
+        medians(recs, args.family)
+        return 0
     print(f"benchmarks/mip_default.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"seed {args.seed} (instance seeds: numpy default_rng({args.seed}).integers(10**6, "
           f"10**9)); cpus {os.cpu_count()}; load {os.getloadavg()[0]:.2f}", flush=True)

@@ -65,6 +65,22 @@ def test_cp_exact_opt_is_below_every_policy(inst, seed):
     assert_every_policy_at_least(inst, opt, seed)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
+       seed=st.integers(0, 2**16))
+def test_state_search_opt_is_below_every_policy(inst, seed):
+    # the exact state search of the default path (issue 22), from MC-SF's TEL as upper bound
+    from kvopt.core.mcsf import mcsf_starts
+    from kvopt.core.schedule import Schedule
+    from kvopt.mip.search.statespace import state_search
+
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    res = state_search(inst, upper=inst.tel_of_starts(mcsf_starts(inst)) + 1, time_limit=30)
+    assert res.status == "optimal" and res.bound == opt
+    assert check_schedule(inst, Schedule.from_starts(inst, res.starts)).objective == opt
+    assert_every_policy_at_least(inst, opt, seed)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inst=small_instances(max_n=4, min_memory=4, max_memory=9, max_arrival=3,
                             predictions=True, max_output=4),
