@@ -123,3 +123,35 @@ def test_an_lns_step_stops_building_at_its_deadline():
     starts = np.array([0, 3, 4])
     assert lns_step(inst, starts, np.array([1, 2]), time_limit=5).tolist() == [0, 0, 3]
     assert lns_step(inst, starts, np.array([1, 2]), deadline=Deadline(0.0)) is None
+
+
+def _knapsack(n: int, capacity: int, knapsacks: int, limit: float):
+    import json
+
+    rng = np.random.default_rng(0)
+    w, v = rng.integers(50, 400, 60)[:n], rng.integers(1, 100, 60)[:n]
+    r, wall = _timed(["hardness", "knapsack", "--weights", ",".join(map(str, w)),
+                      "--values", ",".join(map(str, v)), "--capacity", str(capacity),
+                      "--knapsacks", str(knapsacks), "--time-limit", str(limit), "--json"])
+    return r, wall, (json.loads(r.stdout) if r.returncode != 2 else None)
+
+
+def test_hardness_knapsack_goodput_program_above_the_budget_is_refused_at_once():
+    """60 items: the mapped instance's goodput program (~357 M non-zeros, 54 GiB) was built
+    for minutes past --time-limit 2; now refused before it is built, naming --weights."""
+    r, wall, _ = _knapsack(60, 3000, 4, 2)
+    assert r.returncode == 2, r.stderr
+    assert "invalid --weights: the mapped instance's horizon is the sum of the weights" in r.stderr
+    assert "the goodput program" in r.stderr and "exceeds the memory budget" in r.stderr
+    assert wall < 2 + SLACK_S, wall
+
+
+def test_hardness_knapsack_goodput_solve_holds_its_limit():
+    """20 items: the goodput program fits the budget but its build took 28 s (3.9 GB) of a
+    2 s limit; the build and solve now run in a child killed at the deadline."""
+    r, wall, doc = _knapsack(20, 1000, 2, 2)
+    assert r.returncode in (0, 1), r.stderr
+    assert doc["knapsack_status"] == "optimal"
+    assert doc["goodput_status"] in ("time_limit", "optimal")
+    assert doc["goodput_optimum"] is not None and doc["goodput_bound"] >= doc["goodput_optimum"]
+    assert wall < 2 * (2 + 1) + SLACK_S, wall  # two solves, each its limit + 1 s grace

@@ -100,14 +100,22 @@ def _seed_range(text: str) -> range:
 def run_knapsack(args: argparse.Namespace) -> int:
     """``kvopt hardness knapsack``."""
     from kvopt.cli.common import check_output_file
+    from kvopt.core.errors import MemoryBudgetError
     from kvopt.mip.hardness import hardness_check, knapsack_instance
 
     if len(args.values) != len(args.weights):
         raise UsageError("--values", f"has {len(args.values)} entries but --weights has "
                          f"{len(args.weights)}")
     check_output_file(args.instance_out, "--instance-out")
-    doc = hardness_check(args.weights, args.values, args.capacity, args.knapsacks,
-                         solver=args.solver, time_limit=args.time_limit)
+    try:
+        doc = hardness_check(args.weights, args.values, args.capacity, args.knapsacks,
+                             solver=args.solver, time_limit=args.time_limit)
+    except MemoryBudgetError as exc:  # the mapped instance's horizon is the sum of the weights
+        if exc.field != "instance":
+            raise
+        raise MemoryBudgetError("--weights", f"the mapped instance's horizon is the sum of the "
+                                f"weights; {exc.reason}", estimate=exc.estimate,
+                                budget=exc.budget) from None
     if args.instance_out:
         knapsack_instance(args.weights, args.values, args.capacity,
                           args.knapsacks).save(args.instance_out)

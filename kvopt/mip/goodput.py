@@ -27,21 +27,23 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from kvopt.core.errors import InvalidInstanceError, UsageError
+from kvopt.core.errors import InvalidInstanceError, MemoryBudgetError, UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import COMPOUND, due_time, group_arrival, start_goodput
 from kvopt.core.validate import FeasibilityReport, check_schedule
-from kvopt.mip.backends.base import get_backend
+from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.model.builder import build_milp
 from kvopt.mip.model.data import MILPData
+from kvopt.mip.model.sizing import SizeEstimate
 from kvopt.mip.result import SolveResult, SolveStatus
 
 #: Default backend of the goodput program (a MILP; every backend of kvopt.mip reads it).
@@ -192,6 +194,59 @@ def _goodput_schedule(instance: Instance, starts: NDArray[np.int64], source: str
     return sched, check_schedule(instance, sched)
 
 
+def check_goodput_size(instance: Instance, solver: str,
+                       budget: str | int | float | None = None) -> SizeEstimate:
+    """Refuse, before it is built, a goodput program above the memory budget (default: the
+    call's, :func:`kvopt.core.limits.resolve_memory_budget`). Its size is the ``naive``
+    model's (:func:`kvopt.mip.model.sizing.estimate`), doubled with a batch limit (a batch
+    row per slot with a non-zero per running slot, as many as the memory rows). Before this
+    check, ``kvopt hardness knapsack`` with 60 items (horizon 13,471 slots, ~357 M
+    non-zeros) built for minutes past its ``--time-limit 2``.
+
+    Raises
+    ------
+    MemoryBudgetError
+        Naming ``instance`` (its horizon and size make the program large).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=9, arrival=[0, 0], prompt=[0, 0], output=[2, 3],
+    ...                 slo_kind=["deadline"] * 2, deadline=[3, 3], max_batch=1)
+    >>> check_goodput_size(inst, "highs").cols
+    7
+    >>> check_goodput_size(inst, "highs", budget=1000)
+    Traceback (most recent call last):
+    ...
+    kvopt.core.errors.MemoryBudgetError: invalid instance: the goodput program (naive on \
+highs: 14 rows, 7 columns, 48 non-zeros, ~64.0 MiB) exceeds the memory budget of 1000 B \
+(set it with ram / --memory-budget / KVOPT_MEMORY_BUDGET; default 50% of the available \
+memory); solve a smaller instance (fewer requests or a shorter horizon)
+    """
+    from dataclasses import replace
+
+    from kvopt.core.limits import (
+        DEFAULT_MEMORY_FRACTION,
+        MEMORY_BUDGET_ENV,
+        format_bytes,
+        resolve_memory_budget,
+    )
+    from kvopt.mip.model.sizing import BASE_BYTES, estimate
+
+    est = estimate(instance, "naive", solver)
+    if instance.max_batch is not None:
+        est = replace(est, rows=2 * est.rows, nnz=2 * est.nnz,
+                      bytes=BASE_BYTES + 2 * (est.bytes - BASE_BYTES))
+    cap = resolve_memory_budget(budget)
+    if est.bytes > cap:
+        raise MemoryBudgetError(
+            "instance", f"the goodput program ({est.describe()}) exceeds the memory budget of "
+            f"{format_bytes(cap)} (set it with ram / --memory-budget / {MEMORY_BUDGET_ENV}; "
+            f"default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the available memory); solve "
+            "a smaller instance (fewer requests or a shorter horizon)", estimate=est,
+            budget=cap)
+    return est
+
+
 def solve_goodput(
     instance: Instance,
     *,
@@ -201,8 +256,14 @@ def solve_goodput(
     warm_start: bool = True,
     verbose: bool = False,
     deadline: Deadline | None = None,
+    isolate: bool = True,
 ) -> SolveResult:
     """Maximise goodput offline; honest status, bound (an upper bound) and gap.
+
+    The program is refused above the memory budget (:func:`check_goodput_size`); with
+    ``isolate`` its build and solve run in a forked child killed at the deadline (the build
+    alone took 28 s of a 2 s limit on a 20-item ``kvopt hardness knapsack``), and the
+    EDF-serial warm start is the answer.
 
     ``status`` is ``"optimal"`` only when the solver's bound (or, for an integral objective,
     its floor) reaches the validated goodput; a time limit gives ``"time_limit"`` with the
@@ -217,20 +278,26 @@ def solve_goodput(
     dl = as_deadline(time_limit, deadline)
     _require_slo(instance)
     backend = get_backend(solver)
+    check_goodput_size(instance, solver)
     ws = serial_edf_starts(instance) if warm_start else None
-    data = build_goodput_milp(instance, ws)
-    res = backend.solve(data, deadline=dl, threads=threads, verbose=verbose)
+
+    def job() -> tuple[BackendResult, dict[str, Any]]:
+        data = build_goodput_milp(instance, ws)
+        return backend.solve(data, deadline=dl, threads=threads, verbose=verbose), {
+            "ncol": int(data.meta["start_columns"]), "group": data.col_group,
+            "start": data.col_start, "integer": data.objective_is_integer,
+            "stats": data.stats()}
+
+    res, info = _run_goodput_job(job, dl) if isolate else job()
     meta = {"solver": solver, "formulation": "goodput", "objective": "goodput",
             "solver_status": res.message}
-    notes: list[str] = []
+    notes: list[str] = [res.message] if info["stats"] == {} else []
     best: tuple[Schedule, FeasibilityReport] | None = None
     source = ""
-    ncol = int(data.meta["start_columns"])
     if res.x is not None:
-        assert data.col_group is not None and data.col_start is not None
-        x = np.rint(res.x[:ncol]).astype(np.int64)
+        x = np.rint(res.x[: info["ncol"]]).astype(np.int64)
         starts = np.full(instance.n, -1, dtype=np.int64)
-        starts[data.col_group[x > 0]] = data.col_start[x > 0]
+        starts[info["group"][x > 0]] = info["start"][x > 0]
         if (x.sum() == instance.n) and (starts >= 0).all():
             claimed = None if res.objective is None else -float(res.objective)
             sched, rep = _goodput_schedule(instance, starts, f"mip:{solver}", meta, claimed)
@@ -260,13 +327,13 @@ def solve_goodput(
         if objective > bound + 1e-6:
             notes.append(f"validated goodput {objective} above the bound {bound}: bug")
             status = "error"
-        elif objective >= (math.floor(bound + 1e-6) if data.objective_is_integer
+        elif objective >= (math.floor(bound + 1e-6) if info["integer"]
                            else bound) - 1e-6:
             status = "optimal"
     gap = None
     if objective is not None and status != "error":
         gap = 0.0 if status == "optimal" else max(bound - objective, 0.0) / max(objective, 1.0)
-    model = {**data.stats(), "solver_bound": None if not math.isfinite(res.bound)
+    model = {**info["stats"], "solver_bound": None if not math.isfinite(res.bound)
              else -float(res.bound), "solver_objective": None if res.objective is None
              else -float(res.objective), "solver_runtime_s": res.runtime_s,
              "value_bound": float(R.sum()), "notes": notes}
@@ -278,6 +345,28 @@ def solve_goodput(
                        solver=solver, formulation="goodput", runtime_s=dl.elapsed(),
                        schedule=sched_out, report=rep_out, solver_status=res.message,
                        incumbent_source=source, model=model)
+
+
+def _run_goodput_job(job: Callable[[], tuple[BackendResult, dict[str, Any]]], dl: Deadline
+                     ) -> tuple[BackendResult, dict[str, Any]]:
+    """``job()`` (build and solve) in a forked child killed 1 s after ``dl``; a killed or
+    out-of-memory child gives a result without a solution (the caller keeps its warm start)."""
+    from kvopt.core.errors import KvoptError
+    from kvopt.core.isolate import run_isolated
+
+    out = run_isolated(job, deadline=dl, grace=1.0)
+    if out.ok:
+        return out.value  # type: ignore[no-any-return]
+    if isinstance(out.exception, KvoptError):
+        raise out.exception
+    if not (out.killed or out.out_of_memory):
+        raise RuntimeError(f"goodput solver process failed:\n{out.error}")
+    msg = ("stopped at the time limit: the model build and solve did not return within "
+           f"{dl.limit} s + 1 s and were killed" if out.killed
+           else "the solver process ran out of memory")
+    empty: dict[str, Any] = {"ncol": 0, "group": None, "start": None, "integer": False, "stats": {}}
+    return BackendResult("time_limit" if out.killed else "error", None, None, -math.inf,
+                         out.seconds, msg), empty
 
 
 def _good(rep: FeasibilityReport) -> float:
