@@ -214,3 +214,22 @@ def test_memory_budget_flag_bounds_every_allocation_of_the_command(tmp_path):
     with memory_budget_scope("2M"):
         assert resolve_memory_budget() == 2 * 2**20
     assert resolve_memory_budget() != 2 * 2**20
+
+
+def test_an_lns_step_model_above_the_budget_is_refused_and_the_search_goes_on():
+    """CP-SAT's own memory was not counted: `solve <2000 Azure requests> --memory-budget 100M`
+    reached 664 MB RSS in its LNS steps (207 MB now). A step's model is estimated at
+    CP_BYTES_PER_INTERVAL per interval before it is built; the LNS halves its neighbourhood."""
+    from kvopt.core.generators import model1
+    from kvopt.core.limits import memory_budget_scope
+    from kvopt.mip.search.improve import improve, lns_step
+
+    inst = model1(1, n=12, memory=20)
+    res = improve(inst, time_limit=2, seed=1)
+    with memory_budget_scope("16K"), pytest.raises(MemoryBudgetError) as exc:
+        lns_step(inst, res.schedule.run_start, np.arange(4), time_limit=5)
+    assert "an LNS step's CP-SAT model" in exc.value.reason
+    with memory_budget_scope("16K"):
+        small = improve(inst, time_limit=2, seed=1, list_share=0.0)
+    assert small.report.ok and small.model["lns_steps"] >= 1
+    assert small.model["lns_improving_steps"] == 0

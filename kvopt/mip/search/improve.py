@@ -303,7 +303,11 @@ def lns_step(
     cumulative but let CP-SAT find improvements it otherwise misses: on ``model1(1002,
     n=10)`` with all 10 requests free the plain model finds nothing better than 515 in
     3 s, with the pairs it finds the optimum 511 in 0.9 CPU-s.
-    Returns new starts (a copy) if CP-SAT found a strictly better assignment, else ``None``.
+    Returns new starts (a copy) if CP-SAT found a strictly better assignment, else ``None``
+    (also when the build reaches the deadline). A model whose intervals (``sum_{i in free}
+    o_i`` plus the fixed part's runs) would take more than the memory budget at
+    ``CP_BYTES_PER_INTERVAL`` each raises :class:`~kvopt.core.errors.MemoryBudgetError`
+    before it is built (the LNS then halves its neighbourhood).
     Deterministic for a given ``seed`` when the time limit (``time_limit`` seconds, or a
     caller's ``deadline``, the model build included) is not reached (single worker).
 
@@ -314,6 +318,8 @@ def lns_step(
     [0, 0, 3]
     """
     from ortools.sat.python import cp_model
+
+    from kvopt.mip.model.sizing import CP_BYTES_PER_INTERVAL
 
     dl = as_deadline(time_limit, deadline)
     a, s, o = instance.arrival, instance.prompt, instance.output
@@ -327,6 +333,16 @@ def lns_step(
     lo = max(int(starts[free].min()) - int(o.max()), 0)
     H = hi + int(o.max()) + 2
     prof = memory_profile(s[fixed], starts[fixed], o[fixed], H)[:H]
+    # the fixed part: one rectangle per run of equal memory (vectorized; a random free set
+    # spans the horizon: ~10^6 runs, 10 s on the Azure trace in 0.05 s slots)
+    t0 = max(int(a[free].min()), lo) + 1
+    seg = prof[t0:H] if t0 < H else prof[:0]
+    first = np.concatenate(([0], np.flatnonzero(np.diff(seg)) + 1)) if seg.size else seg
+    length = np.diff(np.concatenate((first, [seg.size])))
+    first, length = first[seg[first] != 0], length[seg[first] != 0]
+    n_iv = int(o[free].sum()) + first.size  # CP-SAT's own memory: refused above the budget
+    check_allocation(CP_BYTES_PER_INTERVAL * n_iv, f"an LNS step's CP-SAT model ({n_iv:,} "
+                     "intervals)", horizon_field(instance))
     m = cp_model.CpModel()
     ks = []
     intervals, demands = [], []
@@ -343,22 +359,11 @@ def lns_step(
                 return None
             intervals.append(m.new_fixed_size_interval_var(v + d, oi - d + 1, ""))
             demands.append(1)
-    # the fixed part: one rectangle per run of equal memory (vectorized), the build stopped at
-    # the deadline (a random free set spans the horizon: ~10^6 runs, 10 s on the Azure trace
-    # in 0.05 s slots)
-    t0 = max(int(a[free].min()), lo) + 1
-    if t0 < H:
-        seg = prof[t0:H]
-        cut = np.flatnonzero(np.diff(seg)) + 1
-        first = np.concatenate(([0], cut))
-        length = np.diff(np.concatenate((first, [seg.size])))
-        keep = seg[first] != 0
-        for j, (f, ln) in enumerate(zip(first[keep].tolist(), length[keep].tolist(),
-                                        strict=True)):
-            if j % 4096 == 4095 and dl.expired():
-                return None
-            intervals.append(m.new_fixed_size_interval_var(t0 + f, ln, ""))
-            demands.append(int(seg[f]))
+    for j, (f, ln) in enumerate(zip(first.tolist(), length.tolist(), strict=True)):
+        if j % 4096 == 4095 and dl.expired():
+            return None
+        intervals.append(m.new_fixed_size_interval_var(t0 + f, ln, ""))
+        demands.append(int(seg[f]))
     if int(prof.max(initial=0)) > M:  # pragma: no cover - incumbent is feasible
         raise RuntimeError("fixed part of the incumbent exceeds M")
     m.add_cumulative(intervals, demands, M)
@@ -629,8 +634,14 @@ def _lns_phase(instance: Instance, best: NDArray[np.int64], dl: Deadline,
         free = _neighbourhood(instance, best, size, rng)
         left = dl.remaining() or 0.0
         ts = dl.elapsed()
-        new = lns_step(instance, best, free, deadline=dl.sub(sub_time),
-                       seed=int(rng.integers(2**31 - 1)), pairs=pairs)
+        try:
+            new = lns_step(instance, best, free, deadline=dl.sub(sub_time),
+                           seed=int(rng.integers(2**31 - 1)), pairs=pairs)
+        except MemoryBudgetError:  # its CP-SAT model: a smaller neighbourhood, or none
+            if size <= 2:
+                break
+            size, steps = max(2, size // 2), steps + 1
+            continue
         took = dl.elapsed() - ts
         steps += 1
         if new is not None:
