@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kvopt.report.reproduce.core import VERDICTS, SeedSection, Target
+from kvopt.report.writers import table
 
 __all__ = ["counts", "render_html", "render_json", "render_markdown"]
 
@@ -55,14 +56,12 @@ def render_markdown(sections: Sequence[SeedSection], *, fast: bool, command: str
         out += [f"- **{t.seed}/{t.key}** {t.claim}: paper {t.paper}, kvopt {t.kvopt}. "
                 f"*Reason:* {t.reason}" for t in diff]
     for s in sections:
-        out += ["", f"## Seed {s.seed}: {s.title}", "", f"*{s.paper}.* {s.intro}", "",
-                "| key | target | paper | kvopt | tolerance | verdict | command |",
-                "|---|---|---|---|---|---|---|"]
-        for t in s.targets:
-            kv = t.kvopt + (f" ({t.reading})" if t.reading else "")
-            out.append("| " + " | ".join(_md_cell(x) for x in (
-                t.key, t.claim, t.paper, kv, t.tolerance, f"**{t.verdict}**",
-                f"`{t.command}`")) + " |")
+        out += ["", f"## Seed {s.seed}: {s.title}", "", f"*{s.paper}.* {s.intro}", ""]
+        out += table(["key", "target", "paper", "kvopt", "tolerance", "verdict", "command"],
+                     [[_md_cell(x) for x in (t.key, t.claim, t.paper,
+                                             t.kvopt + (f" ({t.reading})" if t.reading else ""),
+                                             t.tolerance, f"**{t.verdict}**", f"`{t.command}`")]
+                      for t in s.targets]).splitlines()
         reasons = [t for t in s.targets if t.reason and t.verdict != "reproduced"]
         if reasons:
             out += [""] + [f"- {t.key} ({t.verdict}): {t.reason}" for t in reasons]
