@@ -37,7 +37,7 @@ from kvopt.sim.policies import POLICIES, policy_info
 if TYPE_CHECKING:
     from kvopt.mip.result import SolverName  # checked by solve at run time
 
-__all__ = ["RANDOMIZED", "READINGS", "hsf_tel", "measure", "opt_tel", "policy_tel",
+__all__ = ["RANDOMIZED", "READINGS", "hsf_tel", "mean_se", "measure", "opt_tel", "policy_tel",
            "tie_order_expectation"]
 
 #: Policies whose schedule depends on the seed (from the simulator's policy registry, plus the
@@ -53,6 +53,19 @@ READINGS = {
     "amin/per-sort": "Alg. 2 literal: ties redrawn at every sort",
     "amin/redraw": "experiment: eviction ties redrawn at every decision",
 }
+
+
+def mean_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Mean of random runs and its standard error (``std / sqrt(n)``, ``ddof = 1``; 0 for a
+    single run).
+
+    Examples
+    --------
+    >>> mean_se([1.0, 2.0, 3.0]), mean_se([4.0])
+    ((2.0, 0.5773502691896258), (4.0, 0.0))
+    """
+    a = np.asarray(values, dtype=np.float64)
+    return float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else 0.0
 
 
 def policy_tel(instance: Instance, policy: str, seed: int | None = 0) -> float:
@@ -129,7 +142,7 @@ def measure(instance: Instance, policy: str, *, seeds: Sequence[int] = (0, 1, 2)
     use = list(seeds) if policy in RANDOMIZED else [None]
     tels = np.array([policy_tel(instance, policy, seed=s) for s in use])
     h = hsf_tel(instance)
-    se = float(tels.std(ddof=1) / np.sqrt(tels.size)) if tels.size > 1 else 0.0
+    _, se = mean_se(tels)
     out: dict[str, Any] = {"instance": instance.name, "n": instance.n, "memory": instance.memory,
                            "policy": policy, "seeds": [s for s in use if s is not None],
                            "tel": float(tels.mean()), "tel_std": float(tels.std()),

@@ -166,7 +166,7 @@ def _put(out: dict[str, Any], key: str, value: tuple[float, float]) -> None:
 
 
 def _measured_row(alpha: float, cfg: MeasureConfig) -> dict[str, Any]:
-    from kvopt.report.measure import hsf_tel, opt_tel, policy_tel
+    from kvopt.report.measure import hsf_tel, mean_se, opt_tel, policy_tel
 
     out: dict[str, Any] = {}
     l = cfg.l
@@ -181,9 +181,7 @@ def _measured_row(alpha: float, cfg: MeasureConfig) -> dict[str, Any]:
         for sd in cfg.seeds:
             ri = _uniform_instance(l, u, cfg.n, M, sd)
             vals.append(policy_tel(ri, "amin", seed=sd) / hsf_tel(ri))
-        out["amin_rand_hsf"] = float(np.mean(vals))
-        out["amin_rand_hsf_se"] = (float(np.std(vals, ddof=1) / np.sqrt(len(vals)))
-                                   if len(vals) > 1 else 0.0)
+        _put(out, "amin_rand_hsf", mean_se(vals))
         _put(out, "al_adv_hsf", _mean_ratio(adv.al_two_point_worst(l, u, cfg.n, memory=M),
                                             "a-l", cfg.seeds))
         r_star = rt.amax_construction_argmax(alpha)

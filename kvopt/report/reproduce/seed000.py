@@ -11,7 +11,6 @@ Figure 1's range, Theorem 7 at alpha = 1, and text-level slips.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -160,14 +159,14 @@ def t_closed_forms(ctx: Context) -> list[Target]:
 
 
 def _thm2_amax(ctx: Context) -> dict[str, Any]:
-    from kvopt.report.measure import hsf_tel, policy_tel
+    from kvopt.report.measure import hsf_tel, mean_se, policy_tel
     from kvopt.theory import adversarial as adv
 
     def compute() -> dict[str, Any]:
         inst = adv.amax_thm2_instance(4, 64, 2, 8)
-        runs = np.array([policy_tel(inst, "amax", s) for s in range(5 if ctx.fast else 20)])
-        return {"hsf": hsf_tel(inst), "amax": float(runs.mean()),
-                "se": float(runs.std(ddof=1) / math.sqrt(runs.size)), "runs": int(runs.size)}
+        runs = [policy_tel(inst, "amax", s) for s in range(5 if ctx.fast else 20)]
+        amax, se = mean_se(runs)
+        return {"hsf": hsf_tel(inst), "amax": amax, "se": se, "runs": len(runs)}
 
     out: dict[str, Any] = ctx.once("000/thm2", compute)
     return out
@@ -201,7 +200,7 @@ def t_thm2(ctx: Context) -> list[Target]:
 
 
 def _two_point(ctx: Context) -> dict[str, tuple[float, float, int]]:
-    from kvopt.report.measure import hsf_tel, policy_tel
+    from kvopt.report.measure import hsf_tel, mean_se, policy_tel
     from kvopt.theory import adversarial as adv
 
     def compute() -> dict[str, tuple[float, float, int]]:
@@ -210,8 +209,8 @@ def _two_point(ctx: Context) -> dict[str, tuple[float, float, int]]:
         seeds = range(2 if ctx.fast else 6)
         out = {}
         for pol in ("amin", "amin/per-sort"):
-            r = np.array([policy_tel(inst, pol, s) / h for s in seeds])
-            out[pol] = (float(r.mean()), float(r.std(ddof=1) / math.sqrt(r.size)), r.size)
+            r = [policy_tel(inst, pol, s) / h for s in seeds]
+            out[pol] = (*mean_se(r), len(r))
         return out
 
     res: dict[str, tuple[float, float, int]] = ctx.once("000/two_point", compute)

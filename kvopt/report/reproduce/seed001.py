@@ -103,14 +103,11 @@ def small_proven_rows(ctx: Context) -> list[dict[str, Any]]:
     return rows
 
 
-def _mean_se(x: list[float]) -> tuple[float, float]:
-    a = np.asarray(x, dtype=np.float64)
-    return float(a.mean()), float(a.std(ddof=1) / math.sqrt(a.size)) if a.size > 1 else 0.0
-
-
 # --------------------------------------------------------------------------- targets
 def t_model(ctx: Context, kind: str, key: str, paper_mean: float, paper_max: float
             ) -> list[Target]:
+    from kvopt.report.measure import mean_se
+
     rows = [r for r in certificate_rows(ctx) if r["kind"] == kind]
     claim = (f"Sec. 5.1 {'Model 1 (all at 0)' if kind == 'model1' else 'Model 2 (Poisson)'}: "
              f"mean MC-SF/OPT over 200 instances")
@@ -118,7 +115,7 @@ def t_model(ctx: Context, kind: str, key: str, paper_mean: float, paper_max: flo
         return [Target(SEED, key, claim, num(paper_mean), "-", "-", "not yet implemented",
                        ctx.cmd(f"{SEED}/{key}"), reason=f"{PAPER_SCALE} and {DUAL} are not "
                        "in this checkout (run from the repository root)")]
-    lo, se = _mean_se([r["mcsf"] / r["best"] for r in rows])
+    lo, se = mean_se([r["mcsf"] / r["best"] for r in rows])
     hi = float(np.mean([r["mcsf"] / r["bound"] for r in rows if r["bound"]]))
     beaten = sum(r["best"] < r["mcsf"] for r in rows)
     ok = all(r["valid"] and r["generator_match"] for r in rows)
