@@ -53,6 +53,7 @@ from kvopt.core.io import atomic_write_text, data_file
 from kvopt.core.metrics import request_table
 from kvopt.core.schedule import PreemptionMode
 from kvopt.predictions import LogTPredictor, heavy_tailed_workload
+from kvopt.report.measure import mean_se
 from kvopt.report.writers import save_figure, table
 from kvopt.sim import simulate
 from kvopt.sim.predicted_lengths import Predictions
@@ -248,10 +249,8 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"workload": w, "policy": p, "n": rs[0]["n"], "seeds": len(rs),
                                "wall_s": float(sum(r["wall_s"] for r in rs))}
         for m in METRICS:
-            x = np.array([r[m] for r in rs if r[m] is not None], dtype=np.float64)
-            row[m] = float(x.mean()) if x.size else None
-            row[m + "_se"] = (float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1
-                              else (0.0 if x.size else None))
+            x = [r[m] for r in rs if r[m] is not None]
+            row[m], row[m + "_se"] = mean_se(x) if x else (None, None)
         out.append(row)
     return out
 
