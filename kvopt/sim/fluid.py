@@ -84,7 +84,7 @@ from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import PREEMPTION_MODES
 from kvopt.core.stability import lifetime_token_steps
-from kvopt.sim.admission import FutureProfile
+from kvopt.sim.admission import FutureProfile, admit_prefix
 from kvopt.sim.engine import Decision, SimState
 from kvopt.sim.policies import PolicyInfo, register_policy
 from kvopt.sim.policies.base import Policy, _count, _number
@@ -232,21 +232,6 @@ class _Bucket:
         return 0 if short <= 1e-9 else math.ceil(short / self.rate[k] - 1e-9)
 
 
-def _cohort_fits(profile: FutureProfile, t: int, s: NDArray[np.int64], o: NDArray[np.int64],
-                 memory: int) -> int:
-    """How many of the cohort ``(s, o)`` (a prefix) fit the exact future profile."""
-    H = int(o.max())
-    base = profile.window(t, H).copy()
-    d = profile.d(H)
-    for i in range(s.shape[0]):
-        oi = int(o[i])
-        trial = base[:oi] + (d[:oi] + int(s[i]))
-        if int(trial.max()) > memory:
-            return i
-        base[:oi] = trial
-    return int(s.shape[0])
-
-
 class WaitPolicy(Policy):
     """WAIT: full per-type cohorts at the fluid rates, exact memory check (module docstring).
 
@@ -318,7 +303,8 @@ class WaitPolicy(Policy):
         if room < size:  # batch-size limit: the cohort waits for room
             return -1
         ids = np.asarray(q[h: h + size], dtype=np.int64)
-        fit = _cohort_fits(self.profile, t, st.s[ids], st.o[ids], st.M)
+        o = st.o[ids]   # how many of the cohort (a prefix) fit the exact future profile
+        fit = admit_prefix(self.profile.window(t, int(o.max())), st.s[ids], o, st.M)
         if fit < size and not (first and st.running.shape[0] == 0 and fit > 0):
             return 1
         ids = ids[:fit]
