@@ -205,8 +205,6 @@ def check_noise(policy: str, options: dict[str, Any], kind: str) -> None:
 (point); it uses its own refined predictions (from the true lengths, with its noise) \
 (refine=false: point predictions)
     """
-    from kvopt.core.errors import UsageError
-
     src = length_source(policy, options)
     if src is None or kind not in NOISE_FIELDS:
         return
