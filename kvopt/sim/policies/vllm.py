@@ -206,15 +206,15 @@ class VllmPolicy(Policy):
         run, pf = st.running, st.prefilling
         admit: list[int] = []
         evict: list[int] = []
-        now = self._blocks(s[run] + t - st.start[run])
-        nxt = self._blocks(s[run] + t + 1 - st.start[run])
         seqs = int(run.shape[0] + pf.shape[0])
         capped = False
         if self.batching == "prefill-only" and not self.swapped:
+            now = self._blocks(s[run] + t - st.start[run])
             capped, _ = self._admit(st, int(now.sum()), seqs, 0, admit)
         if admit:  # a prefill-only step: the running requests wait, nobody is preempted
             self.stats["prefill_steps"] += 1
         else:
+            nxt = self._blocks(s[run] + t + 1 - st.start[run])
             ids = np.concatenate([run, pf]) if pf.shape[0] else run
             need = (np.concatenate([nxt, self._blocks(self.base[pf] + 1)]) if pf.shape[0]
                     else nxt)
@@ -225,10 +225,9 @@ class VllmPolicy(Policy):
             if self.batching != "prefill-only" and not self.swapped:
                 tokens = 0  # mixed: prefill tokens only (the seed convention has no cap)
                 if self.batching == "chunked":  # decodes first, then the ongoing prefills
-                    gone = set(evict)
-                    tokens = sum(1 for i in run.tolist() if i not in gone) + len(admit)
-                    tokens += sum(min(int(st.pre_left[i]), self.T) for i in pf.tolist()
-                                  if i not in gone)
+                    pf_on = pf[~np.isin(pf, evict)]
+                    tokens = int(np.count_nonzero(~np.isin(run, evict))) + len(admit)
+                    tokens += int(np.minimum(st.pre_left[pf_on], self.T).sum())
                 capped, _ = self._admit(st, total, seqs, tokens, admit)
         adm = np.asarray(admit, dtype=np.int64)
         if adm.shape[0]:
