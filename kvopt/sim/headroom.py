@@ -29,8 +29,6 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -108,8 +106,3 @@ def instance_headroom(instance: Instance, step_time: str | StepTimeModel = "unit
     return Headroom.of(instance.arrival, s, o, instance.memory, b, "second",
                        "full-memory batch")
 
-
-def headroom_dict(instance: Instance, step_time: str | StepTimeModel = "unit"
-                  ) -> dict[str, Any]:
-    """:func:`instance_headroom` as a JSON-ready dict (for result rows)."""
-    return instance_headroom(instance, step_time).to_dict()
