@@ -83,7 +83,7 @@ from numpy.typing import NDArray
 from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import PREEMPTION_MODES
-from kvopt.core.stability import lifetime_token_steps
+from kvopt.core.stability import lifetime_token_steps, mean_token_steps
 from kvopt.sim.admission import FutureProfile, admit_prefix
 from kvopt.sim.engine import Decision, SimState
 from kvopt.sim.policies import PolicyInfo, register_policy
@@ -472,9 +472,9 @@ def _nested_wait(inst: Instance, pr: Predictions, *, segments: int = 4, margin: 
         if buffer >= inst.memory:
             raise UsageError("buffer", f"must be < M = {inst.memory}, got {buffer}")
     plan = nested_plan(inst.prompt, inst.output, inst.memory, segments, margin, buffer)
-    g = lifetime_token_steps(inst.prompt, inst.output)
-    fp = FluidPlan(np.array([plan["rate"]]), np.array([plan["cohort"]]), float(g.mean()),
-                   (inst.memory - plan["buffer"]) / float(g.mean()))
+    mean_g = mean_token_steps(inst.prompt, inst.output)
+    fp = FluidPlan(np.array([plan["rate"]]), np.array([plan["cohort"]]), mean_g,
+                   (inst.memory - plan["buffer"]) / mean_g)
     return NestedWaitPolicy(plan, flush, fluid_benchmark(inst, fp))
 
 
