@@ -87,7 +87,7 @@ from kvopt.core.stability import lifetime_token_steps, mean_token_steps
 from kvopt.sim.admission import FutureProfile, admit_prefix
 from kvopt.sim.engine import Decision, SimState
 from kvopt.sim.policies import PolicyInfo, register_policy
-from kvopt.sim.policies.base import Policy, _count, _number
+from kvopt.sim.policies.base import Policy, _choice, _count, _number
 from kvopt.sim.predicted_lengths import Predictions
 
 __all__ = ["FluidPlan", "NestedWaitPolicy", "WaitPolicy", "fluid_benchmark", "length_types",
@@ -252,8 +252,7 @@ class WaitPolicy(Policy):
                  fluid: dict[str, Any] | None = None, **extra: Any) -> None:
         if extra:
             raise UsageTypeError("options", f"wait: unknown option(s) {sorted(extra)}")
-        if flush not in ("end", "idle"):
-            raise UsageError("flush", f"must be end or idle, got {flush!r}")
+        flush = _choice("flush", flush, ("end", "idle"))
         self.types, self.plan, self.flush = types, plan, flush
         self.fluid = {**plan.to_dict(), **(fluid or {})}
         self.options = {"flush": flush, **plan.to_dict()}
@@ -381,8 +380,7 @@ class NestedWaitPolicy(Policy):
                  fluid: dict[str, Any] | None = None, **extra: Any) -> None:
         if extra:
             raise UsageTypeError("options", f"nested-wait: unknown option(s) {sorted(extra)}")
-        if flush not in ("end", "idle"):
-            raise UsageError("flush", f"must be end or idle, got {flush!r}")
+        flush = _choice("flush", flush, ("end", "idle"))
         self.plan, self.flush = plan, flush
         self.fluid = {**plan, **(fluid or {})}
         self.options = {"flush": flush, **plan}
