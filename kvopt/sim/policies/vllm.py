@@ -57,8 +57,6 @@ from kvopt.sim.policies.registry import PolicyInfo, declare_policy_options, regi
 from kvopt.sim.predicted_lengths import Predictions
 from kvopt.sim.serving import BATCHING
 
-_EMPTY = np.zeros(0, dtype=np.int64)
-
 
 class VllmPolicy(Policy):
     """vLLM's scheduler (module docstring).
