@@ -185,7 +185,7 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
         raise UsageError("path", f"must be 'exact' or 'portfolio', got {path!r}")
     if path == "exact" or (path is None and exact_path_fits(instance)):
         return _exact(instance, rec, best, ram_bytes=ram_bytes, seed=seed, threads=threads)
-    return _portfolio(instance, rec, best, ram_bytes=ram_bytes, seed=seed, exact=False)
+    return _portfolio(instance, rec, best, ram_bytes=ram_bytes, seed=seed)
 
 
 def _combinatorial(instance: Instance) -> dict[str, dict[str, Any]]:
@@ -301,18 +301,14 @@ class _BoundJob:
 
 
 def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
-               seed: int, exact: bool) -> SolveResult:
-    """Phases 2 and 3: the bound (``exact``: and the exact state search) in a child process
-    while the improvement search runs here."""
+               seed: int) -> SolveResult:
+    """Phase 3: the bound in a child process while the improvement search runs here."""
     from kvopt.mip.search.improve import improve
 
-    name = "exact" if exact else "portfolio"
-    if exact:
-        best = _quick_search(instance, rec, best, seed)
-    t = rec.start(name, ("exact path: exact state search after the interval LP" if exact
-                         else "interval LP / Lagrangian bound") + " (child process) and the "
+    name = "portfolio"
+    t = rec.start(name, "interval LP / Lagrangian bound (child process) and the "
                   "improvement search (here), until the gap closes or the limit")
-    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, exact=exact)
+    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes)
     search_dl = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
     H = instance.horizon + int(instance.output.sum()) + int(instance.output.max()) + 2
     lists = 16 * (instance.n + 1) * H <= SEARCH_RAM_SHARE * ram_bytes
