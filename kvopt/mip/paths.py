@@ -44,7 +44,7 @@ from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_profile_fits, check_schedule
 from kvopt.mip.backends.base import BackendResult, get_backend
 from kvopt.mip.backends.cpsat import CP_MODELS
-from kvopt.mip.bounds.combinatorial import leave_one_out_deadline
+from kvopt.mip.bounds.combinatorial import combinatorial_bounds, leave_one_out_deadline
 from kvopt.mip.bounds.relaxations import lp_bound
 from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.model.sizing import SizeEstimate, check_memory, memory_refusal
@@ -223,7 +223,8 @@ def _prepare(run: _Run, *, warm: bool, search: bool = False) -> None:
                                upper=run.ws_obj)
     steps["estimate_s"] = time.monotonic() - t
     t = time.monotonic()
-    run.bounds = _combinatorial_bounds(inst)
+    run.bounds = {k: {"value": v, "status": "computed"}
+                  for k, v in combinatorial_bounds(inst).items()}
     run.lb0 = max(b["value"] for b in run.bounds.values())
     steps["bounds_s"] = time.monotonic() - t
     run.ram = {"budget_bytes": run.ram_bytes, "estimate": run.est.to_dict()}
@@ -405,15 +406,6 @@ def _preload(solver: str) -> None:
     if mod is not None:
         importlib.import_module(mod)
     importlib.import_module("highspy")  # the LP bounds
-
-
-def _combinatorial_bounds(instance: Instance) -> dict[str, dict[str, Any]]:
-    from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
-
-    vals = {"trivial": trivial_bound(instance), "volume": volume_bound(instance),
-            "fluid": fluid_bound(instance), "core1": core_bound(instance, 1),
-            "core2": core_bound(instance, 2)}
-    return {k: {"value": v, "status": "computed"} for k, v in vals.items()}
 
 
 class _ProgressPrinter:

@@ -162,6 +162,7 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
         ``solver="auto"``; ``formulation`` is the path taken (``"exact"``, ``"portfolio"``
         or ``"incumbents"``).
     """
+    from kvopt.mip.bounds.combinatorial import combinatorial_bounds
     from kvopt.mip.search.starts import best_start, starting_points
 
     instance.require_slotted()
@@ -172,7 +173,8 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     # at most INCUMBENT_SHARE of the limit (each takes minutes on the whole Azure trace)
     points = starting_points(instance, Deadline(deadline.share(INCUMBENT_SHARE)))
     starts, values, src = best_start(instance, None, points)
-    rec.bounds.update(_combinatorial(instance))
+    rec.bounds.update({k: {"value": v, "status": "computed"}
+                       for k, v in combinatorial_bounds(instance).items()})
     rec.done("incumbents", t)
     rec.steps = {"before_solve_s": round(started, 3), **rec.steps}
     best: dict[str, Any] = {"starts": starts, "objective": values[src], "source": src,
@@ -186,15 +188,6 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     if path == "exact" or (path is None and exact_path_fits(instance)):
         return _exact(instance, rec, best, ram_bytes=ram_bytes, seed=seed, threads=threads)
     return _portfolio(instance, rec, best, ram_bytes=ram_bytes, seed=seed)
-
-
-def _combinatorial(instance: Instance) -> dict[str, dict[str, Any]]:
-    from kvopt.mip.bounds.combinatorial import core_bound, fluid_bound, trivial_bound, volume_bound
-
-    vals = {"trivial": trivial_bound(instance), "volume": volume_bound(instance),
-            "fluid": fluid_bound(instance), "core1": core_bound(instance, 1),
-            "core2": core_bound(instance, 2)}
-    return {k: {"value": v, "status": "computed"} for k, v in vals.items()}
 
 
 def _best_bound(rec: _Record) -> tuple[str, float]:

@@ -240,11 +240,26 @@ def core_bound(instance: Instance, q: int = 1) -> float:
     return float((C + y[B] - a[B]).sum() + o[~B].sum())
 
 
+def combinatorial_bounds(instance: Instance) -> dict[str, float]:
+    """Every bound of this module by name: ``trivial``, ``volume``, ``fluid``, ``core1`` and
+    ``core2`` (:func:`core_bound` with ``q = 1, 2``).
+
+    Examples
+    --------
+    >>> b = combinatorial_bounds(Instance(memory=10, arrival=[0, 0], prompt=[1, 1],
+    ...                                   output=[4, 8]))
+    >>> list(b), b["trivial"], b["core2"]
+    (['trivial', 'volume', 'fluid', 'core1', 'core2'], 12.0, 8.0)
+    """
+    return {"trivial": trivial_bound(instance), "volume": volume_bound(instance),
+            "fluid": fluid_bound(instance), "core1": core_bound(instance, 1),
+            "core2": core_bound(instance, 2)}
+
+
 def combinatorial_bound(instance: Instance) -> float:
     """Best of :func:`trivial_bound`, :func:`volume_bound`, :func:`fluid_bound` and
-    :func:`core_bound` (``q = 1, 2``)."""
-    return max(trivial_bound(instance), volume_bound(instance), fluid_bound(instance),
-               core_bound(instance, 1), core_bound(instance, 2))
+    :func:`core_bound` (``q = 1, 2``): the largest of :func:`combinatorial_bounds`."""
+    return max(combinatorial_bounds(instance).values())
 
 
 #: Deadline of :func:`leave_one_out_bounds` inside :func:`leave_one_out_deadline`.
