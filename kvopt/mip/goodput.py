@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from kvopt.core.errors import InvalidInstanceError, MemoryBudgetError, UsageError
+from kvopt.core.errors import InvalidInstanceError, UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.schedule import Schedule
@@ -224,26 +224,18 @@ memory); solve a smaller instance (fewer requests or a shorter horizon)
     """
     from dataclasses import replace
 
-    from kvopt.core.limits import (
-        DEFAULT_MEMORY_FRACTION,
-        MEMORY_BUDGET_ENV,
-        format_bytes,
-        resolve_memory_budget,
-    )
-    from kvopt.mip.model.sizing import BASE_BYTES, estimate
+    from kvopt.core.limits import resolve_memory_budget
+    from kvopt.mip.model.sizing import BASE_BYTES, budget_refusal, estimate
 
     est = estimate(instance, "naive", solver)
     if instance.max_batch is not None:
         est = replace(est, rows=2 * est.rows, nnz=2 * est.nnz,
                       bytes=BASE_BYTES + 2 * (est.bytes - BASE_BYTES))
-    cap = resolve_memory_budget(budget)
-    if est.bytes > cap:
-        raise MemoryBudgetError(
-            "instance", f"the goodput program ({est.describe()}) exceeds the memory budget of "
-            f"{format_bytes(cap)} (set it with ram / --memory-budget / {MEMORY_BUDGET_ENV}; "
-            f"default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the available memory); solve "
-            "a smaller instance (fewer requests or a shorter horizon)", estimate=est,
-            budget=cap)
+    refused = budget_refusal(instance, est, resolve_memory_budget(budget), flag="instance",
+                             what="the goodput program", hint="solve a smaller instance "
+                             "(fewer requests or a shorter horizon)")
+    if refused is not None:
+        raise refused
     return est
 
 

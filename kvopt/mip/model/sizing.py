@@ -200,17 +200,39 @@ def memory_refusal(instance: Instance, formulation: str, solver: str, budget: in
     (True, True)
     """
     est = estimate(instance, formulation, solver, upper=upper)
+    return est, budget_refusal(instance, est, budget, upper=upper, flag=flag,
+                               budget_flag=budget_flag, what=what, hint=hint)
+
+
+def budget_refusal(instance: Instance, est: SizeEstimate, budget: int, *,
+                   upper: float | None = None, flag: str = "formulation",
+                   budget_flag: str = f"ram / --memory-budget / {MEMORY_BUDGET_ENV}",
+                   what: str | None = None, hint: str | None = None,
+                   ) -> MemoryBudgetError | None:
+    """The refusal of :func:`memory_refusal` for an estimate the caller made (e.g. a model
+    of its own sized from a formulation's), or ``None`` when ``est`` fits ``budget``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> est = estimate(inst, "naive", "highs")
+    >>> budget_refusal(inst, est, 2**40) is None
+    True
+    >>> budget_refusal(inst, est, 1000, flag="instance", hint="smaller").reason.endswith(
+    ...     "available memory); smaller")
+    True
+    """
     if est.bytes <= budget:
-        return est, None
+        return None
     alts: list[SizeEstimate] = []
     if hint is None:
         alts = fitting_alternatives(instance, budget, upper=upper,
-                                    exclude=(formulation, solver))
+                                    exclude=(est.formulation, est.solver))
         hint = ("would fit: " + ", ".join(f"{e.formulation} on {e.solver} "
                                           f"(~{format_bytes(e.bytes)})" for e in alts[:3])
                 if alts else "no formulation fits; raise the budget or solve a smaller instance")
     model = est.describe() if what is None else f"{what} ({est.describe()})"
-    return est, MemoryBudgetError(
+    return MemoryBudgetError(
         flag, f"{model} exceeds the memory budget of {format_bytes(budget)} "
         f"(set it with {budget_flag}; default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the "
         f"available memory); {hint}",
