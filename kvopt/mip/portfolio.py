@@ -310,21 +310,17 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
                          f"{16 * (instance.n + 1) * H} bytes) exceed {SEARCH_RAM_SHARE:g} of the "
                          "RAM budget; LNS only")
     if (search_dl.remaining() or 1.0) > 0.05:
-        points = {best["source"]: best["starts"],
-                  **{k: v for k, v in best["points"].items() if k == "mcsf"}}
-        imp = improve(instance, deadline=search_dl, seed=seed, points=points,
+        imp = improve(instance, deadline=search_dl, seed=seed, points=_search_points(best),
                       bound=bound.poll, stop=bound.decided, progress=rec.progress,
                       label="kvopt solve: search", list_share=0.9 if lists else 0.0)
-        if imp.objective is not None and imp.objective < best["objective"]:
-            assert imp.schedule is not None
-            best = {"starts": np.asarray(imp.schedule.run_start, dtype=np.int64),
-                    "objective": imp.objective, "source": f"improve ({imp.incumbent_source})"}
+        if imp.schedule is not None:
+            best = _better(best, imp.schedule.run_start, imp.objective,
+                           f"improve ({imp.incumbent_source})")
         rec.phases[-1]["search"] = {"steps": imp.solver_status, "seed": seed,
                                     "start_source": imp.model["start_source"]}
     bound.finish()
-    if bound.found is not None and bound.found["objective"] < best["objective"]:
-        best = {"starts": np.asarray(bound.found["starts"], dtype=np.int64),
-                "objective": float(bound.found["objective"]), "source": "state search"}
+    if bound.found is not None:
+        best = _better(best, bound.found["starts"], bound.found["objective"], "state search")
     rec.done(name, t)
     out = _result(instance, best, rec, name)
     out.ram = {"budget_bytes": ram_bytes, "bound": bound.name,
@@ -363,9 +359,8 @@ def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes:
         bound._collect(bound.job.kill())
     bound.finish()
     best = _cp_outcome(rec, best, res)
-    if bound.found is not None and bound.found["objective"] < best["objective"]:
-        best = {"starts": np.asarray(bound.found["starts"], dtype=np.int64),
-                "objective": float(bound.found["objective"]), "source": "state search"}
+    if bound.found is not None:
+        best = _better(best, bound.found["starts"], bound.found["objective"], "state search")
     rec.done("exact", t)
     result = _result(instance, best, rec, "exact")
     result.ram = {"budget_bytes": ram_bytes}
@@ -385,11 +380,27 @@ def _cp_outcome(rec: _Record, best: dict[str, Any], out: Any) -> dict[str, Any]:
         if b is not None:
             rec.bounds[f"cp:{name}"] = b
     rec.notes += res.model.get("notes", [])
-    if res.schedule is not None and res.objective is not None \
-            and res.objective < best["objective"]:
-        best = {"starts": np.asarray(res.schedule.run_start, dtype=np.int64),
-                "objective": res.objective, "source": f"cp+pairs ({res.incumbent_source})"}
-    return best
+    if res.schedule is None:
+        return best
+    return _better(best, res.schedule.run_start, res.objective,
+                   f"cp+pairs ({res.incumbent_source})")
+
+
+def _better(best: dict[str, Any], starts: Any, objective: float | None, source: str
+            ) -> dict[str, Any]:
+    """``best``, or the schedule ``starts`` of TEL ``objective`` found by ``source`` if it is
+    better."""
+    if objective is None or objective >= best["objective"]:
+        return best
+    return {**best, "starts": np.asarray(starts, dtype=np.int64), "objective": float(objective),
+            "source": source}
+
+
+def _search_points(best: dict[str, Any]) -> dict[str, NDArray[np.int64]]:
+    """The improvement search's starting points: the best schedule, and MC-SF's if it
+    finished in time."""
+    return {best["source"]: best["starts"],
+            **{k: v for k, v in best["points"].items() if k == "mcsf"}}
 
 
 def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: int
@@ -402,14 +413,11 @@ def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: 
     t = rec.start("search", "improvement search for the exact search's upper bound")
     dl = rec.deadline.sub(rec.deadline.share(EXACT_SEARCH_SHARE, reserve=COLLECT_RESERVE_S))
     if (dl.remaining() or 1.0) > 0.05:
-        points = {best["source"]: best["starts"],  # MC-SF if it finished in time
-                  **{k: v for k, v in best["points"].items() if k == "mcsf"}}
-        imp = improve(instance, deadline=dl, seed=seed, points=points,
+        imp = improve(instance, deadline=dl, seed=seed, points=_search_points(best),
                       max_steps=3 * instance.n, label="kvopt solve: search")
-        if imp.objective is not None and imp.objective < best["objective"]:
-            assert imp.schedule is not None
-            best = {**best, "starts": np.asarray(imp.schedule.run_start, dtype=np.int64),
-                    "objective": imp.objective, "source": f"improve ({imp.incumbent_source})"}
+        if imp.schedule is not None:
+            best = _better(best, imp.schedule.run_start, imp.objective,
+                           f"improve ({imp.incumbent_source})")
     rec.done("search", t)
     return best
 
