@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,6 +61,9 @@ from kvopt.core.progress import note
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_profile_fits, check_schedule
 from kvopt.mip.result import SolveResult, SolveStatus
+
+if TYPE_CHECKING:
+    from kvopt.mip.bounds.lagrangian import Multipliers
 
 #: The exact path is taken for instances with at most this many requests, if their interval
 #: LP is small too (:func:`exact_path_fits`): the state search proves n = 14-16 frontier
@@ -235,6 +238,7 @@ class _BoundJob:
         def job() -> dict[str, Any]:
             t = time.monotonic()
             part = dl.sub(dl.share(EXACT_LP_SHARE)) if exact else dl
+            mult = None
             if name == "intervals":
                 from kvopt.mip.bounds.intervals import interval_bound
 
@@ -242,6 +246,7 @@ class _BoundJob:
                 doc = {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
                        "families": iv.families,
                        "method": "LP" if iv.status == "optimal" else "subgradient"}
+                mult = iv.multipliers
             else:
                 from kvopt.mip.bounds.relaxations import lagrangian_bound
 
@@ -250,7 +255,7 @@ class _BoundJob:
                 doc = {"value": val, "status": "time_limit", "method": "subgradient"}
             doc["seconds"] = round(time.monotonic() - t, 3)
             if exact:
-                doc["search"] = _exact_search(instance, upper, ram_bytes, dl)
+                doc["search"] = _exact_search(instance, upper, ram_bytes, dl, mult)
             return doc
 
         return job
@@ -422,15 +427,17 @@ def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: 
     return best
 
 
-def _exact_search(instance: Instance, upper: float, ram_bytes: int, dl: Deadline
-                  ) -> dict[str, Any]:
+def _exact_search(instance: Instance, upper: float, ram_bytes: int, dl: Deadline,
+                  multipliers: Multipliers | None = None) -> dict[str, Any]:
     """The state search of :mod:`kvopt.mip.search.statespace` below ``upper`` until ``dl``
-    (states capped by the RAM budget): its bound and, if it found one, a better schedule."""
+    (states capped by the RAM budget), bounded with the interval LP's ``multipliers`` when
+    they came: its bound and, if it found one, a better schedule."""
     from kvopt.mip.search.statespace import state_search
 
     t = time.monotonic()
     res = state_search(instance, upper=upper, deadline=dl,
-                       max_states=max(int(ram_bytes // STATE_BYTES), 1000))
+                       max_states=max(int(ram_bytes // STATE_BYTES), 1000),
+                       multipliers=multipliers)
     doc: dict[str, Any] = {"value": res.bound if res.objective is None else res.objective,
                            "solver_status": res.status, "expanded": res.expanded,
                            "states": res.states, "seconds": round(time.monotonic() - t, 3)}

@@ -69,3 +69,81 @@ def test_a_paper_like_instance_proven():
     res = state_search(inst, upper=515, time_limit=120)
     assert res.status == "optimal" and res.objective == 511
     assert math.isclose(inst.tel_of_starts(res.starts), 511)
+
+
+# --- bound (vi): the interval LP's multipliers on partial schedules ------------------------
+
+def _mult(inst: Instance, upper: float):  # type: ignore[no-untyped-def]
+    from kvopt.mip.bounds.intervals import interval_bound
+
+    return interval_bound(inst, upper=upper, time_limit=30).multipliers
+
+
+@given(small_instances(max_n=4, max_memory=8))
+@settings(max_examples=150, deadline=None)
+def test_multiplier_inequality_holds_for_every_schedule_in_the_windows(inst):
+    """``TEL(y) >= sum_j r[col_j] + constant`` for every feasible schedule of TEL <= upper
+    that ends by the horizon ``max a + sum o`` (:class:`kvopt.mip.bounds.lagrangian.
+    Multipliers`; the state search builds no other), and the model has a column for each of
+    its starts."""
+    import itertools
+
+    from kvopt.core.validate import memory_profile
+
+    opt = _opt(inst)
+    upper = opt + 2
+    mult = _mult(inst, upper)
+    const, r = mult.reduced_costs()
+    d = mult.data
+    group_of = {int(j): g for g, grp in enumerate(d.groups) for j in grp}
+    col = {(int(g), int(k)): c for c, (g, k) in enumerate(zip(d.col_group, d.col_start,
+                                                                strict=True))}
+    T = inst.horizon
+    choices = [range(int(inst.arrival[j]), T - int(inst.output[j]) + 1) for j in range(inst.n)]
+    checked = 0
+    for ks in itertools.product(*choices):
+        starts = np.array(ks)
+        tel = inst.tel_of_starts(starts)
+        if tel > upper:
+            continue
+        prof = memory_profile(inst.prompt, starts, inst.output)
+        if prof.max() > inst.memory:
+            continue
+        cols = [col.get((group_of[j], int(ks[j]))) for j in range(inst.n)]
+        assert all(c is not None for c in cols), "the windows cut a schedule of TEL <= upper"
+        assert tel >= sum(r[c] for c in cols) + const - 1e-6
+        checked += 1
+    assert checked >= 1
+
+
+@given(small_instances(max_n=5))
+@settings(max_examples=200, deadline=None)
+def test_with_multipliers_finds_opt(inst):
+    opt = _opt(inst)
+    mc = inst.tel_of_starts(mcsf_starts(inst))
+    res = state_search(inst, upper=mc + 1, time_limit=30, multipliers=_mult(inst, mc))
+    assert res.status == "optimal" and res.objective == opt and res.bound == opt
+    assert check_schedule(inst, Schedule.from_starts(inst, res.starts)).objective == opt
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_with_multipliers_stopped_early_the_bound_is_below_opt(seed, monkeypatch):
+    monkeypatch.setattr(statespace, "CHECK_EVERY", 1)
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(4, 7))
+    M = int(rng.integers(6, 14))
+    s = rng.integers(0, 3, size=n)
+    inst = Instance(memory=M, arrival=rng.integers(0, 3, size=n), prompt=s,
+                    output=[int(rng.integers(1, M - x + 1)) for x in s])
+    opt = _opt(inst)
+    res = state_search(inst, upper=opt + 1, max_states=int(rng.integers(2, 30)),
+                       deadline=Deadline(30), multipliers=_mult(inst, opt))
+    assert res.bound <= opt + 1e-9
+    if res.status == "optimal":
+        assert res.objective == opt
+
+
+def test_multipliers_for_a_smaller_incumbent_are_refused():
+    inst = model1(1002, n=10)
+    with pytest.raises(ValueError, match="multipliers"):
+        state_search(inst, upper=515, time_limit=5, multipliers=_mult(inst, 400))
