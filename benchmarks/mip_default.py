@@ -38,8 +38,12 @@ Examples (the runs of reports/mip/default_*.txt)::
     nice -n 10 python benchmarks/mip_default.py --fresh --K 7 --skip 5 --seed 20261125 \\
         --time-limit 180 --out reports/mip/default_fresh_3.json \\
         > reports/mip/default_fresh_3.txt
+    nice -n 10 python benchmarks/mip_default.py --fresh --K 10 --skip 7 --seed 20261125 \\
+        --time-limit 180 --out reports/mip/default_fresh_4.json \\
+        > reports/mip/default_fresh_4.txt
     python benchmarks/mip_default.py --summary reports/mip/default_fresh.json \\
-        reports/mip/default_fresh_2.json reports/mip/default_fresh_3.json
+        reports/mip/default_fresh_2.json reports/mip/default_fresh_3.json \\
+        reports/mip/default_fresh_4.json
 
 (``--skip`` extends an earlier ``--fresh`` run with the next instances of the same draw;
 ``--summary`` prints the medians over several runs' records. Each record compares the two

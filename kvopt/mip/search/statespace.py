@@ -1,14 +1,17 @@
 """Exact best-first search over merged schedule states (a dynamic programme with bounds).
 
 A partial schedule, decided slot boundary by slot boundary, is summarised at boundary ``t`` by
-its **state**: the multiset of requests not yet started (by type ``(a, s, o)``) and the running
-requests with their ages (``t - k``). Everything a completion of the partial schedule can do
-depends on the state alone, and so does its cost from ``t`` on, once no arrival is pending
-(``t >= max a``): the problem is invariant under a shift of time. Before that the state also
-holds ``t``. So every partial schedule reaching a state is completed by the same best
-continuation, and the search keeps, per state, only the cheapest way to reach it: partial
-schedules that differ in the order or the exact times of the requests already completed merge
-(the dynamic-programming step that a CP or MIP search, which re-explores them, lacks).
+its **state**: the multiset of requests not yet started (by type ``(a, s, o)``) and the
+running requests, each as ``(m, r)``: it holds ``m + d`` tokens ``d`` slots later,
+``d = 1..r`` (started at ``k``: ``m = s + t - k``, ``r = o - (t - k)``; running requests of
+different types with equal ``(m, r)`` are the same to the future and are not told apart).
+Everything a completion of the partial schedule can do depends on the state alone, and so
+does its cost from ``t`` on, once no arrival is pending (``t >= max a``): the problem is
+invariant under a shift of time. Before that the state also holds ``t``. So every partial
+schedule reaching a state is completed by the same best continuation, and the search keeps,
+per state, only the cheapest way to reach it: partial schedules that differ in the order or
+the exact times of the requests already completed merge (the dynamic-programming step that a
+CP or MIP search, which re-explores them, lacks).
 
 **The search.** From the empty schedule, a node (state, cost so far ``g``) is expanded by every
 decision at its boundary ``t``: a sub-multiset ``S`` of the arrived unstarted requests starts
@@ -20,8 +23,9 @@ an admissible ``h`` (A*): the first complete schedule popped is optimal, and whe
 stops early the smallest ``f`` still open is a lower bound on OPT.
 
 **Memory.** A start set ``S`` is allowed iff the running requests and ``S`` fit at every later
-slot while they run (``sum (s_j + age_j) <= M``): later starts only add memory, so no feasible
-schedule is cut, and every schedule the search builds is feasible.
+slot while they run (``sum_{r_j >= d} (m_j + d) <= M`` for every ``d``): later starts only
+add memory, so no feasible schedule is cut, and every schedule the search builds is
+feasible.
 
 **Pruning, each valid for every schedule of TEL below the incumbent ``UB``** (the search
 proves that none exists, or finds the best):
@@ -32,6 +36,12 @@ proves that none exists, or finds the best):
   and nothing starts, shifting every later start one slot earlier keeps the schedule feasible
   (the memory profile moves with it, all arrivals are ``<= t``) and lowers TEL, so such a
   node is never on an optimal path (and the search keeps the strictly better shifted one);
+- *dominance*: a new state is dropped when a stored state of the same time class holds the
+  same requests minus a set ``D`` -- any of the running ones (completed there) and at most
+  one unstarted one -- and was reached at cost ``g_A <= g + sum_D`` (remaining lengths,
+  ``o`` for the unstarted one): dropping ``D`` from a completion of the new state gives a
+  completion of the stored one (less memory at every slot, all else equal) cheaper by at
+  least ``sum_D``, so the stored state does at least as well (:func:`_dominated`);
 - *bounds* ``h`` on the cost from ``t`` on, the largest of: (i) ``sum_R r_j + sum_U o_j``
   (running ``R`` with remaining ``r_j``, unstarted ``U``); (ii) the SRPT fluid bound of all
   unfinished requests (remaining memory-time volume at rate ``M``, all released now: a
@@ -41,8 +51,11 @@ proves that none exists, or finds the best):
   alone with arrivals ``max(a - t, 0)``: removing the running requests only frees memory;
   (iv) ``sum_R r_j`` plus, per disjunctive clique of types (pairwise never overlapping:
   ``s_i + o_i + s_j + 1 > M`` both ways), the shortest-first single-machine sum of the
-  clique's unstarted members after the running member of that clique ends, plus ``o_j`` for
-  the others (valid once all have arrived);
+  clique's unstarted members after the last running request that blocks them ends, plus
+  ``o_j`` for the others (valid once all have arrived). A running ``(m, r)`` blocks type
+  ``y`` until it ends if ``m + r + s_y + 1 > M`` and ``s_y + o_y + m + 1 > M``: if ``y``
+  started before its end, either ``y`` still runs at its last slot (holding ``>= s_y + 1``
+  beside ``m + r``) or ``y`` ends first (holding ``s_y + o_y`` beside ``>= m + 1``);
 - (v) in (ii), the ``k``-th smallest completion after ``t`` is at least both the ``k``-th
   fluid completion, rounded up (completions are integers), and the ``k``-th smallest
   remaining length (``k`` requests done need ``k`` lengths); so the sum of the larger of
@@ -142,11 +155,13 @@ class _Space:
         K = len(self.types)
         self.vol = [(self.ts[k] * self.to[k] + self.to[k] * (self.to[k] + 1) / 2) / self.M
                     for k in range(K)]
-        self.rem_vol = {(k, g): sum(self.ts[k] + d for d in range(g + 1, self.to[k] + 1))
-                        / self.M for k in range(K) for g in range(self.to[k] + 1)}
         self.cliques, self.clique_of = self._cliques()
+        self.clique_min = [(min(self.ts[k] for k in cl), min(self.ts[k] + self.to[k] for k in cl))
+                           for cl in self.cliques]
         self._rest: dict[tuple[Any, ...], float] = {}
         self._fits: dict[tuple[tuple[int, int], ...], bool] = {}
+        self._subsets: dict[tuple[tuple[int, int], ...],
+                            list[tuple[tuple[tuple[int, int], ...], int]]] = {}
         self.lag = None if multipliers is None else self._lag_tables(multipliers)
 
     def _lag_tables(self, mult: Multipliers) -> tuple[float, list[list[float]],
@@ -213,24 +228,36 @@ class _Space:
         return cliques, {k: i for i, cl in enumerate(cliques) for k in cl}
 
     def fits(self, running: tuple[tuple[int, int], ...]) -> bool:
-        """The running requests (type, age) fit at every later slot while they run.
+        """The running requests ``(m, r)`` fit at every later slot while they run.
 
         Between two completions the memory only grows, so it suffices to look at the slots
-        where one of them completes (``d = o - age``); memoised per running set."""
+        where one of them completes (``d = r``); memoised per running set."""
         ok = self._fits.get(running)
         if ok is None:
-            ts, to, M = self.ts, self.to, self.M
             ok = True
-            for d in {to[k] - g for k, g in running}:
-                m = 0
-                for k, g in running:
-                    if g + d <= to[k]:
-                        m += ts[k] + g + d
-                if m > M:
+            for d in {r for _, r in running}:
+                if sum(m + d for m, r in running if d <= r) > self.M:
                     ok = False
                     break
             self._fits[running] = ok
         return ok
+
+    def subsets(self, run: tuple[tuple[int, int], ...]
+                ) -> list[tuple[tuple[tuple[int, int], ...], int]]:
+        """Every sub-multiset of the running requests ``run`` (sorted) with the remaining
+        slots of the others: ``run`` itself first; memoised."""
+        out = self._subsets.get(run)
+        if out is None:
+            n = len(run)
+            out = []
+            for mask in range(1 << n):
+                if any(mask >> i & 1 and not mask >> (i - 1) & 1 and run[i] == run[i - 1]
+                       for i in range(1, n)):
+                    continue                  # one subset per multiset
+                out.append((tuple(run[i] for i in range(n) if not mask >> i & 1),
+                            sum(run[i][1] for i in range(n) if mask >> i & 1)))
+            self._subsets[run] = out
+        return out
 
     def rest_bound(self, cnt: tuple[int, ...], t: int) -> float:
         """The combinatorial bound of the unstarted requests alone, arrivals ``max(a-t, 0)``."""
@@ -249,20 +276,19 @@ class _Space:
 
     def h(self, cnt: tuple[int, ...], running: tuple[tuple[int, int], ...], t: int) -> float:
         """An admissible bound on the cost from ``t`` on (module docstring, (i)-(iv))."""
-        to = self.to
+        to, M = self.to, self.M
         rem = 0
         release = [0] * len(self.cliques)
-        for k, g in running:
-            r = to[k] - g
+        for m, r in running:
             rem += r
-            ci = self.clique_of.get(k)
-            if ci is not None and r > release[ci]:
-                release[ci] = r
+            for ci, (smin, pmin) in enumerate(self.clique_min):
+                if r > release[ci] and m + r + smin + 1 > M and pmin + m + 1 > M:
+                    release[ci] = r
         best = rem + sum(c * to[k] for k, c in enumerate(cnt)) + 0.0
         best = max(best, rem + self.rest_bound(cnt, t))
         if t < self.a_max:
             return best
-        works = [self.rem_vol[k, g] for k, g in running]
+        works = [(r * m + r * (r + 1) / 2) / M for m, r in running]
         chain = rem
         for k, c in enumerate(cnt):
             if c:
@@ -275,7 +301,7 @@ class _Space:
                 tt += x
                 chain += tt
         works.sort()
-        lens = sorted([to[k] - g for k, g in running]
+        lens = sorted([r for _, r in running]
                       + [to[k] for k, c in enumerate(cnt) for _ in range(c)])
         fluid = acc = 0.0
         for w, x in zip(works, lens, strict=True):
@@ -362,11 +388,11 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
             for k in chosen:
                 c2[k] -= 1
             step = len(run) + sum(c2[k] for k in arrived)
-            nxt = tuple(sorted((k, a + 1) for k, a in run if a + 1 < sp.to[k]))
+            nxt = tuple(sorted((m + 1, r - 1) for m, r in run if r > 1))
             t2 = t + 1
             key2 = (t2 if t2 < sp.a_max else -1, tuple(c2), nxt)
             g2 = g + step
-            if g2 < best_g.get(key2, math.inf):
+            if g2 < best_g.get(key2, math.inf) and not _dominated(sp, best_g, key2, g2):
                 f2 = -math.inf
                 if lag:
                     rel2 = rel + sum(sp.lag_r(k, t) for k in chosen) - step
@@ -383,6 +409,31 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
     return result("optimal", None, None, float(upper))
 
 
+def _dominated(sp: _Space, best_g: dict[Any, int], key: Any, g: int) -> bool:
+    """Is a stored state at least as good as ``key`` reached at cost ``g``?
+
+    A state ``A`` with the same time class whose requests are those of ``key`` minus a set
+    ``D`` (any running ones, already completed in ``A``, and at most one unstarted one) is:
+    dropping ``D`` from any completion of ``key`` leaves a completion of ``A`` (less memory
+    at every slot), cheaper by at least ``sum_D`` (remaining length, ``o`` if unstarted), so
+    ``g_A <= g + that`` makes ``key`` redundant (module docstring, pruning)."""
+    tk, cnt, run = key
+    subs = sp.subsets(run)
+    for kept, dr in subs[1:]:
+        ga = best_g.get((tk, cnt, kept))
+        if ga is not None and ga <= g + dr:
+            return True
+    to = sp.to
+    for k, c in enumerate(cnt):
+        if c:
+            cnt2 = (*cnt[:k], c - 1, *cnt[k + 1:])
+            for kept, dr in subs:
+                ga = best_g.get((tk, cnt2, kept))
+                if ga is not None and ga <= g + dr + to[k]:
+                    return True
+    return False
+
+
 def _decisions(sp: _Space, cnt: tuple[int, ...], running: tuple[tuple[int, int], ...],
                arrived: list[int], t: int) -> Any:
     """Every start set (a sub-multiset of the arrived unstarted types, within their windows)
@@ -395,7 +446,7 @@ def _decisions(sp: _Space, cnt: tuple[int, ...], running: tuple[tuple[int, int],
         for j in range(i, len(avail)):
             if j > i and avail[j] == avail[j - 1]:
                 continue
-            new = (*run, (avail[j], 0))
+            new = (*run, (sp.ts[avail[j]], sp.to[avail[j]]))
             if sp.fits(new):
                 yield from rec(j + 1, [*chosen, avail[j]], new)
 
