@@ -160,6 +160,9 @@ class _Space:
                            for cl in self.cliques]
         self._rest: dict[tuple[Any, ...], float] = {}
         self._fits: dict[tuple[tuple[int, int], ...], bool] = {}
+        self._startable: dict[tuple[tuple[int, int], ...], list[bool]] = {}
+        self._ucache: dict[tuple[int, ...], tuple[int, list[float], list[int], int,
+                                                  list[list[int]]]] = {}
         self._subsets: dict[tuple[tuple[int, int], ...],
                             list[tuple[tuple[tuple[int, int], ...], int]]] = {}
         self.lag = None if multipliers is None else self._lag_tables(multipliers)
@@ -242,6 +245,15 @@ class _Space:
             self._fits[running] = ok
         return ok
 
+    def startable(self, running: tuple[tuple[int, int], ...]) -> list[bool]:
+        """Per type: does one request of it fit beside ``running`` (memoised)? A start set
+        with a type that does not is not tried."""
+        out = self._startable.get(running)
+        if out is None:
+            out = [self.fits((*running, (self.ts[k], self.to[k]))) for k in range(len(self.ts))]
+            self._startable[running] = out
+        return out
+
     def subsets(self, run: tuple[tuple[int, int], ...]
                 ) -> list[tuple[tuple[tuple[int, int], ...], int]]:
         """Every sub-multiset of the running requests ``run`` (sorted) with the remaining
@@ -274,9 +286,26 @@ class _Space:
             self._rest[key] = v
         return v
 
+    def _unstarted(self, cnt: tuple[int, ...]) -> tuple[int, list[float], list[int], int,
+                                                         list[list[int]]]:
+        """The unstarted requests' parts of :meth:`h`, memoised per ``cnt``: ``sum o``,
+        sorted volumes and lengths, ``sum o`` outside the cliques, each clique's sorted
+        lengths."""
+        u = self._ucache.get(cnt)
+        if u is None:
+            to = self.to
+            works = sorted(self.vol[k] for k, c in enumerate(cnt) for _ in range(c))
+            lens = sorted(to[k] for k, c in enumerate(cnt) for _ in range(c))
+            free = sum(c * to[k] for k, c in enumerate(cnt) if k not in self.clique_of)
+            cl = [sorted(to[k] for k in members for _ in range(cnt[k]))
+                  for members in self.cliques]
+            u = (sum(lens), works, lens, free, cl)
+            self._ucache[cnt] = u
+        return u
+
     def h(self, cnt: tuple[int, ...], running: tuple[tuple[int, int], ...], t: int) -> float:
-        """An admissible bound on the cost from ``t`` on (module docstring, (i)-(iv))."""
-        to, M = self.to, self.M
+        """An admissible bound on the cost from ``t`` on (module docstring, (i)-(v))."""
+        M = self.M
         rem = 0
         release = [0] * len(self.cliques)
         for m, r in running:
@@ -284,25 +313,19 @@ class _Space:
             for ci, (smin, pmin) in enumerate(self.clique_min):
                 if r > release[ci] and m + r + smin + 1 > M and pmin + m + 1 > M:
                     release[ci] = r
-        best = rem + sum(c * to[k] for k, c in enumerate(cnt)) + 0.0
-        best = max(best, rem + self.rest_bound(cnt, t))
+        sum_o, works, lens, free, cliques = self._unstarted(cnt)
+        best = max(rem + sum_o + 0.0, rem + self.rest_bound(cnt, t))
         if t < self.a_max:
             return best
-        works = [(r * m + r * (r + 1) / 2) / M for m, r in running]
-        chain = rem
-        for k, c in enumerate(cnt):
-            if c:
-                works += [self.vol[k]] * c
-                if k not in self.clique_of:
-                    chain += c * to[k]
-        for ci, cl in enumerate(self.cliques):
+        chain = rem + free
+        for ci, lengths in enumerate(cliques):
             tt = release[ci]
-            for x in sorted(to[k] for k in cl for _ in range(cnt[k])):
+            for x in lengths:
                 tt += x
                 chain += tt
-        works.sort()
-        lens = sorted([r for _, r in running]
-                      + [to[k] for k, c in enumerate(cnt) for _ in range(c)])
+        if running:
+            works = sorted(works + [(r * m + r * (r + 1) / 2) / M for m, r in running])
+            lens = sorted(lens + [r for _, r in running])
         fluid = acc = 0.0
         for w, x in zip(works, lens, strict=True):
             acc += w
@@ -348,6 +371,8 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
     K = len(sp.types)
     start_key = (0 if sp.a_max > 0 else -1, sp.cnt0, ())
     best_g: dict[Any, int] = {start_key: 0}
+    #: the (time class, unstarted requests) of the stored states, for the dominance rule
+    runs: set[Any] = {start_key[:2]}
     #: per state: ``lagsum - g`` of bound (vi) on the path that reached it
     lag_of: dict[Any, float] = {start_key: 0.0}
     parent: dict[Any, tuple[Any, tuple[int, ...]]] = {}
@@ -392,7 +417,7 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
             t2 = t + 1
             key2 = (t2 if t2 < sp.a_max else -1, tuple(c2), nxt)
             g2 = g + step
-            if g2 < best_g.get(key2, math.inf) and not _dominated(sp, best_g, key2, g2):
+            if g2 < best_g.get(key2, math.inf):
                 f2 = -math.inf
                 if lag:
                     rel2 = rel + sum(sp.lag_r(k, t) for k in chosen) - step
@@ -400,7 +425,8 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
                     if f2 >= upper - 1e-9:
                         continue
                 f2 = max(f2, g2 + sp.h(key2[1], nxt, t2))
-                if f2 < upper - 1e-9:
+                if f2 < upper - 1e-9 and not _dominated(sp, best_g, runs, key2, g2):
+                    runs.add(key2[:2])
                     best_g[key2] = g2
                     parent[key2] = (key, tuple(chosen))
                     if lag:
@@ -409,7 +435,8 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
     return result("optimal", None, None, float(upper))
 
 
-def _dominated(sp: _Space, best_g: dict[Any, int], key: Any, g: int) -> bool:
+def _dominated(sp: _Space, best_g: dict[Any, int], runs: set[Any], key: Any, g: int
+               ) -> bool:
     """Is a stored state at least as good as ``key`` reached at cost ``g``?
 
     A state ``A`` with the same time class whose requests are those of ``key`` minus a set
@@ -418,16 +445,20 @@ def _dominated(sp: _Space, best_g: dict[Any, int], key: Any, g: int) -> bool:
     at every slot), cheaper by at least ``sum_D`` (remaining length, ``o`` if unstarted), so
     ``g_A <= g + that`` makes ``key`` redundant (module docstring, pruning)."""
     tk, cnt, run = key
-    subs = sp.subsets(run)
-    for kept, dr in subs[1:]:
-        ga = best_g.get((tk, cnt, kept))
-        if ga is not None and ga <= g + dr:
-            return True
+    subs = None
+    if (tk, cnt) in runs:
+        subs = sp.subsets(run)
+        for kept, dr in subs[1:]:
+            ga = best_g.get((tk, cnt, kept))
+            if ga is not None and ga <= g + dr:
+                return True
     to = sp.to
     for k, c in enumerate(cnt):
         if c:
             cnt2 = (*cnt[:k], c - 1, *cnt[k + 1:])
-            for kept, dr in subs:
+            if (tk, cnt2) not in runs:
+                continue
+            for kept, dr in subs or sp.subsets(run):
                 ga = best_g.get((tk, cnt2, kept))
                 if ga is not None and ga <= g + dr + to[k]:
                     return True
@@ -439,7 +470,8 @@ def _decisions(sp: _Space, cnt: tuple[int, ...], running: tuple[tuple[int, int],
     """Every start set (a sub-multiset of the arrived unstarted types, within their windows)
     that fits beside ``running``: ``(chosen types, new running)``; adding requests only adds
     memory, so a set that does not fit is not extended."""
-    avail = [k for k in arrived if sp.hi[k] >= t for _ in range(cnt[k])]
+    one = sp.startable(running)
+    avail = [k for k in arrived if one[k] and sp.hi[k] >= t for _ in range(cnt[k])]
 
     def rec(i: int, chosen: list[int], run: tuple[tuple[int, int], ...]) -> Any:
         yield chosen, run
