@@ -10,10 +10,6 @@ of one run on one machine:
 - ``statespace``: :func:`kvopt.mip.search.statespace.state_search` below ``UB + 1`` (``UB``: the
   best schedule of a short improvement search, ``--ub-cpu`` CPU-s, not counted): it finds and
   proves the optimum;
-- ``statespace+lp``: the same after the interval LP
-  (:func:`kvopt.mip.bounds.intervals.interval_bound` below ``UB``, in the same CPU budget),
-  whose multipliers bound the search's nodes (bound (vi) of the search, as on the default's
-  exact path);
 - ``cp+pairs``: :func:`kvopt.mip.paths.solve_model` (``cpsat``, ``cp+pairs``, warm-started from
   the same schedule), the best exact combination before issue 22.
 
@@ -57,15 +53,10 @@ def run_method(method: str, inst: Any, starts: Any, cpu: float, wall: float) -> 
     def job() -> dict[str, Any]:
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu) + 1, int(cpu) + 2))
         dl = Deadline.cpu(cpu)
-        if method in ("statespace", "statespace+lp"):
+        if method == "statespace":
             from kvopt.mip.search.statespace import state_search
 
-            mult = None
-            if method == "statespace+lp":
-                from kvopt.mip.bounds.intervals import interval_bound
-
-                mult = interval_bound(inst, upper=ub, deadline=dl).multipliers
-            r = state_search(inst, upper=ub + 1, deadline=dl, multipliers=mult)
+            r = state_search(inst, upper=ub + 1, deadline=dl)
             return {"status": r.status, "objective": r.objective, "bound": r.bound,
                     "expanded": r.expanded}
         from kvopt.mip.paths import solve_model

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,14 +62,12 @@ from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_profile_fits, check_schedule
 from kvopt.mip.result import SolveResult, SolveStatus
 
-if TYPE_CHECKING:
-    from kvopt.mip.bounds.lagrangian import Multipliers
-
 #: The exact path is taken for instances with at most this many requests, if their interval
-#: LP is small too (:func:`exact_path_fits`): the state search proves n = 14-16 frontier
-#: instances in 5-130 s where CP-SAT alone proved 2 of 5 (``reports/mip/README.md``
-#: section 10); beyond, its states grow about 5x per 2 requests and the portfolio's search
-#: gives the better schedules (at n = 20: equal gaps within 0.3 points in 60 s).
+#: LP is small too (:func:`exact_path_fits`): the state search proves all 10 n = 14-16
+#: frontier instances in 1.6-33 CPU-s where CP-SAT alone proved 6 of 10 in 60
+#: (``reports/mip/README.md`` section 10.4); at n = 18 it proves 3 of 5 in 60 CPU-s, and
+#: beyond the portfolio's search gives the better schedules (at n = 20: equal gaps within
+#: 0.3 points in 60 s).
 EXACT_MAX_N = 16
 #: The portfolio computes no LP or Lagrangian bound above this ``n * T`` (horizon ``T``):
 #: even one iteration would not fit a typical limit (``kvopt bound --lp auto`` uses the same
@@ -238,7 +236,6 @@ class _BoundJob:
         def job() -> dict[str, Any]:
             t = time.monotonic()
             part = dl.sub(dl.share(EXACT_LP_SHARE)) if exact else dl
-            mult = None
             if name == "intervals":
                 from kvopt.mip.bounds.intervals import interval_bound
 
@@ -246,7 +243,6 @@ class _BoundJob:
                 doc = {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
                        "families": iv.families,
                        "method": "LP" if iv.status == "optimal" else "subgradient"}
-                mult = iv.multipliers
             else:
                 from kvopt.mip.bounds.relaxations import lagrangian_bound
 
@@ -255,7 +251,7 @@ class _BoundJob:
                 doc = {"value": val, "status": "time_limit", "method": "subgradient"}
             doc["seconds"] = round(time.monotonic() - t, 3)
             if exact:
-                doc["search"] = _exact_search(instance, upper, ram_bytes, dl, mult)
+                doc["search"] = _exact_search(instance, upper, ram_bytes, dl)
             return doc
 
         return job
@@ -427,17 +423,15 @@ def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: 
     return best
 
 
-def _exact_search(instance: Instance, upper: float, ram_bytes: int, dl: Deadline,
-                  multipliers: Multipliers | None = None) -> dict[str, Any]:
+def _exact_search(instance: Instance, upper: float, ram_bytes: int, dl: Deadline
+                  ) -> dict[str, Any]:
     """The state search of :mod:`kvopt.mip.search.statespace` below ``upper`` until ``dl``
-    (states capped by the RAM budget), bounded with the interval LP's ``multipliers`` when
-    they came: its bound and, if it found one, a better schedule."""
+    (states capped by the RAM budget): its bound and, if it found one, a better schedule."""
     from kvopt.mip.search.statespace import state_search
 
     t = time.monotonic()
     res = state_search(instance, upper=upper, deadline=dl,
-                       max_states=max(int(ram_bytes // STATE_BYTES), 1000),
-                       multipliers=multipliers)
+                       max_states=max(int(ram_bytes // STATE_BYTES), 1000))
     doc: dict[str, Any] = {"value": res.bound if res.objective is None else res.objective,
                            "solver_status": res.status, "expanded": res.expanded,
                            "states": res.states, "seconds": round(time.monotonic() - t, 3)}

@@ -44,7 +44,7 @@ with a uniform tail; the LP allocation is what makes the rows strong (measured i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,12 +53,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
-from kvopt.mip.bounds.lagrangian import (
-    Multipliers,
-    lagrangian_value,
-    relaxed_rows,
-    subgradient,
-)
+from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows, subgradient
 from kvopt.mip.model.data import MILPData
 
 
@@ -293,8 +288,6 @@ class IntervalBound:
     families: int
     seconds: float
     meta: dict[str, Any]
-    #: The model and the multipliers behind ``bound`` (for bounds of partial schedules).
-    multipliers: Multipliers | None = field(default=None, repr=False)
 
 
 def _solve_lp_duals(data: MILPData, deadline: Deadline, form: str, method: str
@@ -396,20 +389,17 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     meta: dict[str, Any] = {"rows": data.n_rows, "cols": data.n_cols, "nnz": int(data.A.nnz),
                             "upper": float(upper), "lp_status": status, "lp": lp_info}
     if dual is not None:
-        mu = -dual[rows]
-        bound, _ = lagrangian_value(data, mu, rows)
+        bound, _ = lagrangian_value(data, -dual[rows], rows)
         out_status = "optimal"
     else:
-        bound, mu, its = subgradient(data, upper=float(upper), deadline=dl,
-                                     max_iterations=100_000)
+        bound, _, its = subgradient(data, upper=float(upper), deadline=dl,
+                                    max_iterations=100_000)
         if not np.isfinite(bound):                       # no iteration ran: mu = 0
-            mu = np.zeros(rows.size)
-            bound, _ = lagrangian_value(data, mu, rows)
+            bound, _ = lagrangian_value(data, np.zeros(rows.size), rows)
             its = 1
         meta["subgradient_iterations"] = its
         out_status = "time_limit"
     bound -= 1e-9 * max(1.0, abs(bound))
     return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
-                         families=len(fams), seconds=dl.elapsed() - t0, meta=meta,
-                         multipliers=Multipliers.on_rows(data, mu, rows, float(upper)))
+                         families=len(fams), seconds=dl.elapsed() - t0, meta=meta)
 

@@ -27,74 +27,13 @@ So ``L(mu) <= OPT`` (weak duality; at the LP optimum's duals it equals the LP va
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.limits import Deadline
 from kvopt.mip.model.data import MILPData
 
-__all__ = ["Multipliers", "lagrangian_reduced_costs", "lagrangian_value", "relaxed_rows",
-           "subgradient"]
-
-
-@dataclass(frozen=True, eq=False)
-class Multipliers:
-    """Multipliers ``mu >= 0`` of a time-indexed model's ``<=`` rows, kept with the model, for
-    bounds on the completions of partial schedules.
-
-    For every feasible schedule ``y`` within the model's windows (module docstring)::
-
-        TEL(y) >= sum_j r[col_j] + constant,   r = c + A^T mu,   constant = offset - mu.u,
-
-    where ``col_j`` is the column (group, start slot) of request ``j``: the inequality of the
-    module docstring before the minimum over the columns. So once some requests have started,
-    ``sum`` of their ``r`` plus, for each unstarted one, the smallest ``r`` of its group at a
-    start not before now, plus ``constant``, bounds the TEL of every completion
-    (:func:`kvopt.mip.search.statespace.state_search` uses it).
-
-    Attributes
-    ----------
-    data
-        The model (its start windows keep every schedule of TEL ``<= upper`` that ends by
-        the horizon ``max a + sum o``).
-    mu
-        One multiplier per row of ``data`` (``0`` on the assignment rows).
-    upper
-        The incumbent TEL the model's start windows were built for.
-
-    Examples
-    --------
-    >>> from kvopt.core.instance import Instance
-    >>> from kvopt.mip.model.builder import build_milp
-    >>> d = build_milp(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]),
-    ...                "tight")
-    >>> m = Multipliers(d, np.zeros(d.n_rows), upper=16.0)
-    >>> const, r = m.reduced_costs()
-    >>> const, float(r.min())          # mu = 0: r is the latency of each start
-    (0.0, 4.0)
-    """
-
-    data: MILPData
-    mu: NDArray[np.float64]
-    upper: float
-
-    @classmethod
-    def on_rows(cls, data: MILPData, mu: NDArray[np.float64], rows: NDArray[np.int64],
-                upper: float) -> Multipliers:
-        """From the multipliers of the rows ``rows`` (:func:`relaxed_rows`), clipped to ``>= 0``."""
-        full = np.zeros(data.n_rows)
-        full[rows] = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
-        return cls(data, full, float(upper))
-
-    def reduced_costs(self) -> tuple[float, NDArray[np.float64]]:
-        """``(constant, r)`` of the class docstring: ``r`` one per column."""
-        d = self.data
-        rel = np.asarray(d.row_kind) != "assign"
-        m = np.where(rel, np.maximum(self.mu, 0.0), 0.0)
-        const = float(d.obj_offset) - float(m[rel] @ d.row_upper[rel])
-        return const, d.c + d.A.T @ m
+__all__ = ["lagrangian_reduced_costs", "lagrangian_value", "relaxed_rows", "subgradient"]
 
 
 def lagrangian_reduced_costs(data: MILPData, mu: NDArray[np.float64]

@@ -60,21 +60,11 @@ proves that none exists, or finds the best):
   fluid completion, rounded up (completions are integers), and the ``k``-th smallest
   remaining length (``k`` requests done need ``k`` lengths); so the sum of the larger of
   the two, rank by rank, bounds the cost;
-- (vi) with ``multipliers`` (the interval LP's duals,
-  :class:`~kvopt.mip.bounds.lagrangian.Multipliers`), for the path that reached the node:
-  every completion ``y`` of the path has ``TEL(y) >= sum_started r + sum_unstarted min_{k >=
-  t} r + constant`` (the class docstring), the first sum over the path's own starts, so
-  ``f`` is at least that (the path's cost so far included). A start outside the model's
-  windows has no column and is cut: the windows keep every schedule of TEL
-  ``<= upper' (>= upper - 1)`` that ends by the horizon ``max a + sum o``, and every
-  schedule this search builds ends by then (after the last arrival each slot until the end
-  has a request running, by the idling rule, so the request started last, at ``k``, has
-  ``k - max a + o_j <= sum o``). At the root this is the LP bound itself; below it, the
-  LP's Lagrangian at the root's multipliers with the path's starts fixed.
-
-Every ``f`` is a lower bound on the TEL of the completions of its own path, so the first
-complete schedule popped is optimal and the smallest open ``f`` is a bound at every moment
-(reported: the largest such value seen).
+Every ``f`` is a lower bound on the TEL of the completions of its own state, and some open
+state is always at least as good as an optimal schedule (a dropped state's better state is
+open, or was expanded into one with fewer slots of work left, and so on down to a complete
+schedule), so the first complete schedule popped is optimal and the smallest open ``f`` is a
+bound at every moment (reported: the largest such value seen).
 
 Examples
 --------
@@ -97,7 +87,6 @@ from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
-from kvopt.mip.bounds.lagrangian import Multipliers
 
 #: Nodes expanded between two looks at the deadline.
 CHECK_EVERY = 256
@@ -133,8 +122,7 @@ class SearchResult:
 class _Space:
     """The types, memory checks and bounds of one instance."""
 
-    def __init__(self, instance: Instance, upper: float,
-                 multipliers: Multipliers | None = None) -> None:
+    def __init__(self, instance: Instance, upper: float) -> None:
         from kvopt.mip.model.builder import start_windows
 
         a, s, o = (instance.arrival.tolist(), instance.prompt.tolist(),
@@ -165,48 +153,6 @@ class _Space:
                                                   list[list[int]]]] = {}
         self._subsets: dict[tuple[tuple[int, int], ...],
                             list[tuple[tuple[tuple[int, int], ...], int]]] = {}
-        self.lag = None if multipliers is None else self._lag_tables(multipliers)
-
-    def _lag_tables(self, mult: Multipliers) -> tuple[float, list[list[float]],
-                                                      list[list[float]]] | None:
-        """``(constant, r, suffix min of r)`` per type and start slot (bound (vi)); ``None``
-        when the model's groups are not this search's types."""
-        d = mult.data
-        if d.col_group is None or d.col_start is None:
-            return None
-        type_of = {j: k for k, mem in enumerate(self.members) for j in mem}
-        gtype = []
-        for grp in d.groups:
-            ks = {type_of[int(j)] for j in grp}
-            if len(ks) != 1:
-                return None
-            gtype.append(ks.pop())
-        if sorted(gtype) != list(range(len(self.types))):
-            return None
-        const, r = mult.reduced_costs()
-        R = np.full((len(self.types), int(d.col_start.max()) + 2), np.inf)
-        R[np.asarray(gtype)[d.col_group], d.col_start] = r
-        SM = np.minimum.accumulate(R[:, ::-1], axis=1)[:, ::-1]
-        return const, R.tolist(), SM.tolist()
-
-    def lag_r(self, k: int, t: int) -> float:
-        """``r`` of a request of type ``k`` started at ``t`` (``inf`` outside the windows)."""
-        assert self.lag is not None
-        row = self.lag[1][k]
-        return row[t] if t < len(row) else math.inf
-
-    def lag_f(self, cnt: tuple[int, ...], t: int, lagsum: float) -> float:
-        """Bound (vi) on the TEL of every completion of a path: ``lagsum`` (the ``r`` of its
-        starts) plus the cheapest later ``r`` of every unstarted request plus the constant,
-        rounded up (TEL is an integer)."""
-        assert self.lag is not None
-        const, _, SM = self.lag
-        t = min(t, len(SM[0]) - 1)
-        v = lagsum + const
-        for k, c in enumerate(cnt):
-            if c:
-                v += c * SM[k][t]
-        return math.ceil(v - 1e-6 * max(1.0, abs(v))) if math.isfinite(v) else math.inf
 
     def _cliques(self) -> tuple[list[list[int]], dict[int, int]]:
         """Greedy disjoint cliques of types whose requests never overlap (self-conflicting)."""
@@ -334,8 +280,8 @@ class _Space:
 
 
 def state_search(instance: Instance, *, upper: float, time_limit: float | None = None,
-                 deadline: Deadline | None = None, max_states: int = 5_000_000,
-                 multipliers: Multipliers | None = None) -> SearchResult:
+                 deadline: Deadline | None = None, max_states: int = 5_000_000
+                 ) -> SearchResult:
     """OPT of ``instance`` if it is below ``upper`` (the TEL of a known schedule), else a
     proof that it is not, by the best-first search of the module docstring.
 
@@ -349,10 +295,6 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
         Seconds, or a caller's :class:`~kvopt.core.limits.Deadline`.
     max_states
         Stop (``status="state_limit"``) once this many states are stored (RAM).
-    multipliers
-        Multipliers of a time-indexed model of ``instance`` whose windows keep every
-        schedule of TEL ``<= multipliers.upper``, at least ``upper - 1`` (e.g. the interval
-        LP's: :attr:`kvopt.mip.bounds.intervals.IntervalBound.multipliers`): bound (vi).
 
     Returns
     -------
@@ -363,22 +305,14 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
     """
     dl = as_deadline(time_limit, deadline)
     instance.require_slotted()
-    if multipliers is not None and multipliers.upper < upper - 1:
-        raise ValueError(f"multipliers: built for TEL <= {multipliers.upper}, below the "
-                         f"search's upper - 1 = {upper - 1}")
-    sp = _Space(instance, upper, multipliers)
-    lag = sp.lag is not None
+    sp = _Space(instance, upper)
     K = len(sp.types)
     start_key = (0 if sp.a_max > 0 else -1, sp.cnt0, ())
     best_g: dict[Any, int] = {start_key: 0}
     #: the (time class, unstarted requests) of the stored states, for the dominance rule
     runs: set[Any] = {start_key[:2]}
-    #: per state: ``lagsum - g`` of bound (vi) on the path that reached it
-    lag_of: dict[Any, float] = {start_key: 0.0}
     parent: dict[Any, tuple[Any, tuple[int, ...]]] = {}
     h0 = sp.h(sp.cnt0, (), 0)
-    if lag:
-        h0 = max(h0, min(sp.lag_f(sp.cnt0, 0, 0.0), upper))
     heap: list[tuple[float, int, int, Any]] = [(h0, 0, 0, start_key)]
     expanded = 0
     seen = -math.inf
@@ -405,7 +339,6 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
         if any(cnt[k] and sp.hi[k] < t for k in range(K)):
             continue                          # a request missed its window: TEL > UB
         arrived = [k for k in range(K) if sp.ta[k] <= t]
-        rel = lag_of.get(key, 0.0)
         for chosen, run in _decisions(sp, cnt, running, arrived, t):
             if not run and t >= sp.a_max and any(cnt):
                 continue                      # idling on an empty machine
@@ -418,19 +351,11 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
             key2 = (t2 if t2 < sp.a_max else -1, tuple(c2), nxt)
             g2 = g + step
             if g2 < best_g.get(key2, math.inf):
-                f2 = -math.inf
-                if lag:
-                    rel2 = rel + sum(sp.lag_r(k, t) for k in chosen) - step
-                    f2 = sp.lag_f(key2[1], t2, g2 + rel2)
-                    if f2 >= upper - 1e-9:
-                        continue
-                f2 = max(f2, g2 + sp.h(key2[1], nxt, t2))
+                f2 = g2 + sp.h(key2[1], nxt, t2)
                 if f2 < upper - 1e-9 and not _dominated(sp, best_g, runs, key2, g2):
                     runs.add(key2[:2])
                     best_g[key2] = g2
                     parent[key2] = (key, tuple(chosen))
-                    if lag:
-                        lag_of[key2] = rel2
                     heapq.heappush(heap, (f2, g2, t2, key2))
     return result("optimal", None, None, float(upper))
 
