@@ -69,3 +69,25 @@ def test_a_paper_like_instance_proven():
     res = state_search(inst, upper=515, time_limit=120)
     assert res.status == "optimal" and res.objective == 511
     assert math.isclose(inst.tel_of_starts(res.starts), 511)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [7, 11])
+def test_thousands_against_the_oracle(seed):
+    """4000 random small instances per seed (half with arrivals): the search finds OPT below
+    MC-SF + 1 and proves OPT when given it as the incumbent (the dominance rule and every
+    bound on, as in the exact path)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(4000):
+        n = int(rng.integers(1, 7))
+        M = int(rng.integers(3, 12))
+        s = rng.integers(0, min(4, M), size=n)
+        o = [int(rng.integers(1, M - x + 1)) for x in s]
+        a = rng.integers(0, 4, size=n) if rng.random() < 0.5 else np.zeros(n, dtype=int)
+        inst = Instance(memory=M, arrival=a, prompt=s, output=o)
+        opt = _opt(inst)
+        res = state_search(inst, upper=inst.tel_of_starts(mcsf_starts(inst)) + 1, time_limit=30)
+        assert res.status == "optimal" and res.objective == opt, inst
+        assert inst.tel_of_starts(res.starts) == opt
+        proof = state_search(inst, upper=opt, time_limit=30)
+        assert proof.status == "optimal" and proof.objective is None and proof.bound == opt
