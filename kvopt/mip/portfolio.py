@@ -8,7 +8,7 @@
    five priority rules (:func:`kvopt.mip.search.improve.improve`'s starting points), and the
    trivial, volume, fluid and core bounds (:mod:`kvopt.mip.bounds.combinatorial`). If the best
    schedule meets the best bound, it is optimal and the call ends.
-2. **exact path**, for instances inside the frontier (:func:`exact_path_fits`: ``n <= 16`` and
+2. **exact path**, for instances inside the frontier (:func:`exact_path_fits`: ``n <= 20`` and
    the interval LP small enough): a short improvement search for an upper bound, then two
    child processes until one proves the optimum or the limit: the interval LP followed by the
    exact state search of :mod:`kvopt.mip.search.statespace` (a best-first dynamic programme
@@ -65,10 +65,11 @@ from kvopt.mip.result import SolveResult, SolveStatus
 #: The exact path is taken for instances with at most this many requests, if their interval
 #: LP is small too (:func:`exact_path_fits`): the state search proves all 10 n = 14-16
 #: frontier instances in 1.6-33 CPU-s where CP-SAT alone proved 6 of 10 in 60
-#: (``reports/mip/README.md`` section 10.4); at n = 18 it proves 3 of 5 in 60 CPU-s, and
-#: beyond the portfolio's search gives the better schedules (at n = 20: equal gaps within
-#: 0.3 points in 60 s).
-EXACT_MAX_N = 16
+#: (``reports/mip/README.md`` section 10.4). At 60 s on the frontier instances the exact
+#: path proves 3 of 5 at n = 18 (the portfolio 0) and at n = 20 gives the median certified
+#: gap 8.0 % against the portfolio's 9.6 % (the state search's bound beats the LP; section
+#: 10.2), so the rule takes it up to n = 20.
+EXACT_MAX_N = 20
 #: The portfolio computes no LP or Lagrangian bound above this ``n * T`` (horizon ``T``):
 #: even one iteration would not fit a typical limit (``kvopt bound --lp auto`` uses the same
 #: cap for its Lagrangian bound); the combinatorial bounds remain.
