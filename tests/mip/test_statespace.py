@@ -91,3 +91,44 @@ def test_thousands_against_the_oracle(seed):
         assert inst.tel_of_starts(res.starts) == opt
         proof = state_search(inst, upper=opt, time_limit=30)
         assert proof.status == "optimal" and proof.objective is None and proof.bound == opt
+
+
+def _h_below_cost_left(seed: int, count: int) -> int:
+    """Along an optimal schedule (brute force) of ``count`` random instances: at every slot
+    boundary the bound ``h`` of the state there (bounds (i)-(v)) is at most the cost the
+    schedule still pays. Returns the number of states checked."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(count):
+        n = int(rng.integers(1, 7))
+        M = int(rng.integers(3, 12))
+        s = rng.integers(0, min(4, M), size=n)
+        o = np.array([int(rng.integers(1, M - x + 1)) for x in s])
+        a = rng.integers(0, 4, size=n) if rng.random() < 0.5 else np.zeros(n, dtype=int)
+        inst = Instance(memory=M, arrival=a, prompt=s, output=o)
+        opt, starts = brute_force_opt(M, a, s, o)
+        k = np.asarray(starts)
+        c = k + o
+        sp = statespace._Space(inst, upper=opt + 1)
+        kind = {t: i for i, t in enumerate(sp.types)}
+        for t in range(int(c.max()) + 1):
+            cnt = [0] * len(sp.types)
+            running = []
+            for j in range(n):
+                if k[j] >= t:
+                    cnt[kind[int(a[j]), int(s[j]), int(o[j])]] += 1
+                elif c[j] > t:
+                    running.append((int(s[j]) + t - int(k[j]), int(c[j]) - t))
+            left = int(np.maximum(c - np.maximum(a, t), 0).sum())
+            assert sp.h(tuple(cnt), tuple(sorted(running)), t) <= left + 1e-9, (inst, t)
+            checked += 1
+    return checked
+
+
+def test_h_is_below_the_cost_left_on_an_optimal_schedule():
+    assert _h_below_cost_left(3, 300) > 1000
+
+
+@pytest.mark.slow
+def test_h_is_below_the_cost_left_on_thousands():
+    assert _h_below_cost_left(5, 5000) > 20000
