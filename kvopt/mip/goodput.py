@@ -40,7 +40,7 @@ from kvopt.core.limits import Deadline, as_deadline
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import COMPOUND, due_time, group_arrival, start_goodput
 from kvopt.core.validate import FeasibilityReport, check_schedule
-from kvopt.mip.backends.base import BackendResult, get_backend
+from kvopt.mip.backends.base import BackendResult, get_backend, unsolved_child
 from kvopt.mip.model.builder import build_milp
 from kvopt.mip.model.data import MILPData
 from kvopt.mip.model.sizing import SizeEstimate
@@ -343,22 +343,13 @@ def _run_goodput_job(job: Callable[[], tuple[BackendResult, dict[str, Any]]], dl
                      ) -> tuple[BackendResult, dict[str, Any]]:
     """``job()`` (build and solve) in a forked child killed 1 s after ``dl``; a killed or
     out-of-memory child gives a result without a solution (the caller keeps its warm start)."""
-    from kvopt.core.errors import KvoptError
     from kvopt.core.isolate import run_isolated
 
     out = run_isolated(job, deadline=dl, grace=1.0)
     if out.ok:
         return out.value  # type: ignore[no-any-return]
-    if isinstance(out.exception, KvoptError):
-        raise out.exception
-    if not (out.killed or out.out_of_memory):
-        raise RuntimeError(f"goodput solver process failed:\n{out.error}")
-    msg = ("stopped at the time limit: the model build and solve did not return within "
-           f"{dl.limit} s + 1 s and were killed" if out.killed
-           else "the solver process ran out of memory")
     empty: dict[str, Any] = {"ncol": 0, "group": None, "start": None, "integer": False, "stats": {}}
-    return BackendResult("time_limit" if out.killed else "error", None, None, -math.inf,
-                         out.seconds, msg), empty
+    return unsolved_child(out, "the goodput program's build and solve", dl.limit, 1.0), empty
 
 
 def _good(rep: FeasibilityReport) -> float:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from kvopt.core.errors import KvoptError, UsageError
+from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.isolate import run_isolated
 from kvopt.core.limits import (
@@ -42,7 +42,7 @@ from kvopt.core.limits import (
 from kvopt.core.progress import Heartbeat, is_terminal, note
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import FeasibilityReport, check_profile_fits, check_schedule
-from kvopt.mip.backends.base import BackendResult, get_backend
+from kvopt.mip.backends.base import BackendResult, get_backend, unsolved_child
 from kvopt.mip.backends.cpsat import CP_MODELS
 from kvopt.mip.bounds.combinatorial import combinatorial_bounds, leave_one_out_deadline
 from kvopt.mip.bounds.relaxations import lp_bound
@@ -460,20 +460,11 @@ def _run_job(run: _Run, job: Callable[[], JobResult],
     if out.ok:
         return out.value  # type: ignore[no-any-return]
     assert run.est is not None
-    model = {"formulation": run.est.formulation, "estimate": run.est.to_dict()}
-    if out.killed:
-        msg = (f"stopped at the time limit: the solver process did not return within "
-               f"{dl.limit} s + {KILL_GRACE_S} s and was killed")
-        run.notes.append(msg)
-        return BackendResult("time_limit", None, None, -math.inf, out.seconds, msg), None, model
-    if out.out_of_memory:
-        msg = (f"the solver process ran out of its memory budget ({format_bytes(run.ram_bytes)}; "
-               f"estimated {format_bytes(run.est.bytes)})")
-        run.notes.append(msg)
-        return BackendResult("error", None, None, -math.inf, out.seconds, msg), None, model
-    if isinstance(out.exception, KvoptError):
-        raise out.exception
-    raise RuntimeError(f"solver process failed:\n{out.error}")
+    res = unsolved_child(out, "the solver process", dl.limit, KILL_GRACE_S,
+                         memory=f"its memory budget ({format_bytes(run.ram_bytes)}; "
+                         f"estimated {format_bytes(run.est.bytes)})")
+    run.notes.append(res.message)
+    return res, None, {"formulation": run.est.formulation, "estimate": run.est.to_dict()}
 
 
 def _conclude(run: _Run, res: BackendResult, starts: NDArray[np.int64] | None,

@@ -83,6 +83,36 @@ class BackendResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def unsolved_child(out: Any, what: str, limit: float | None, grace: float,
+                   memory: str = "memory") -> BackendResult:
+    """The result of a build-and-solve child process (``out``: the outcome of
+    :func:`kvopt.core.isolate.run_isolated`) that returned nothing: killed at the deadline,
+    ``"time_limit"``; out of memory, ``"error"``; both without a solution, so the caller
+    keeps its incumbent. A :class:`~kvopt.core.errors.KvoptError` the child raised is raised
+    again, and any other failure is an internal error (``RuntimeError``).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> out = SimpleNamespace(killed=True, out_of_memory=False, seconds=3.0)
+    >>> res = unsolved_child(out, "the solver process", 2.0, 1.0)
+    >>> res.status, res.x, res.message.endswith("within 2.0 s + 1.0 s and was killed")
+    ('time_limit', None, True)
+    """
+    from kvopt.core.errors import KvoptError
+
+    if out.killed:
+        return BackendResult("time_limit", None, None, -np.inf, out.seconds,
+                             f"stopped at the time limit: {what} did not return within "
+                             f"{limit} s + {grace} s and was killed")
+    if out.out_of_memory:
+        return BackendResult("error", None, None, -np.inf, out.seconds,
+                             f"{what} ran out of {memory}")
+    if isinstance(out.exception, KvoptError):
+        raise out.exception
+    raise RuntimeError(f"{what} failed:\n{out.error}")
+
+
 class Backend(Protocol):
     """The backend protocol: ``name``, ``module`` (import name), ``capabilities``, ``solve``."""
 

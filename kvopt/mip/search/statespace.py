@@ -141,8 +141,7 @@ class _Space:
         self.hi = [int(max(hi[m] for m in mem)) for mem in self.members]
         self.cnt0 = tuple(len(m) for m in self.members)
         K = len(self.types)
-        self.vol = [(self.ts[k] * self.to[k] + self.to[k] * (self.to[k] + 1) / 2) / self.M
-                    for k in range(K)]
+        self.vol = [self.volume(self.ts[k], self.to[k]) for k in range(K)]
         self.cliques, self.clique_of = self._cliques()
         self.clique_min = [(min(self.ts[k] for k in cl), min(self.ts[k] + self.to[k] for k in cl))
                            for cl in self.cliques]
@@ -175,6 +174,11 @@ class _Space:
             cliques.append(cl)
             used.update(cl)
         return cliques, {k: i for i, cl in enumerate(cliques) for k in cl}
+
+    def volume(self, m: int, r: int) -> float:
+        """Memory-time left of a request ``(m, r)`` (a fresh one: ``(s, o)``), in slots of
+        the whole memory: ``sum_{d=1..r} (m + d) / M``."""
+        return (r * m + r * (r + 1) / 2) / self.M
 
     def fits(self, running: tuple[tuple[int, int], ...]) -> bool:
         """The running requests ``(m, r)`` fit at every later slot while they run.
@@ -270,7 +274,7 @@ class _Space:
                 tt += x
                 chain += tt
         if running:
-            works = sorted(works + [(r * m + r * (r + 1) / 2) / M for m, r in running])
+            works = sorted(works + [self.volume(m, r) for m, r in running])
             lens = sorted(lens + [r for _, r in running])
         fluid = acc = 0.0
         for w, x in zip(works, lens, strict=True):
@@ -370,9 +374,8 @@ def _dominated(sp: _Space, best_g: dict[Any, int], runs: set[Any], key: Any, g: 
     at every slot), cheaper by at least ``sum_D`` (remaining length, ``o`` if unstarted), so
     ``g_A <= g + that`` makes ``key`` redundant (module docstring, pruning)."""
     tk, cnt, run = key
-    subs = None
+    subs = sp.subsets(run)
     if (tk, cnt) in runs:
-        subs = sp.subsets(run)
         for kept, dr in subs[1:]:
             ga = best_g.get((tk, cnt, kept))
             if ga is not None and ga <= g + dr:
@@ -383,7 +386,7 @@ def _dominated(sp: _Space, best_g: dict[Any, int], runs: set[Any], key: Any, g: 
             cnt2 = (*cnt[:k], c - 1, *cnt[k + 1:])
             if (tk, cnt2) not in runs:
                 continue
-            for kept, dr in subs or sp.subsets(run):
+            for kept, dr in subs:
                 ga = best_g.get((tk, cnt2, kept))
                 if ga is not None and ga <= g + dr + to[k]:
                     return True
