@@ -2,8 +2,9 @@
 the state search, and measure the interval LP's dual gap on them (section 9.1's selection
 bias: proofs used to fail exactly where the LP is far from the best schedule).
 
-For each ``(family, n, seed)`` (default: the 8 unproven rows of ``gap_split.txt``), the state
-search runs below ``UB + 1`` (``UB``: the best schedule that table lists) for ``--cpu`` CPU
+For each row of ``--records`` (default ``reports/mip/gap_split.json``) whose optimum was not
+proven (8 rows), the state search runs below ``UB + 1`` (``UB``: the best schedule that
+record holds: the exact run's incumbent or the improvement searches') for ``--cpu`` CPU
 seconds on one core; its optimum (or bound when stopped) is printed beside the interval LP
 (:func:`kvopt.mip.bounds.intervals.interval_bound`, windows from ``UB``).
 
@@ -16,6 +17,7 @@ Example (the run of reports/mip/unproven_split.txt)::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -25,10 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mip_dual_small import make
 
-#: The unproven rows of reports/mip/gap_split.txt: (family, n, seed, best schedule there).
-UNPROVEN = [("paper-M", 14, 2, 1067), ("paper-M", 14, 3, 819), ("paper-M", 16, 1, 822),
-            ("paper-M", 16, 2, 1042), ("paper-M", 16, 3, 827), ("paper-M2", 16, 0, 911),
-            ("paper-M2", 16, 2, 966), ("paper-M2", 16, 3, 754)]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def unproven(path: Path) -> list[tuple[str, int, int, int]]:
+    """``(family, n, seed, best schedule)`` of the records of ``benchmarks/mip_dual_small.py``
+    whose optimum was not proven."""
+    out = []
+    for r in json.loads(path.read_text())["records"]:
+        if r["opt_status"] != "optimal":
+            found = [r["opt_incumbent"], *(v["objective"] for v in r["improve"].values())]
+            out.append((r["family"], r["n"], r["seed"],
+                        int(min(x for x in found if x is not None))))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,14 +49,15 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--cpu", type=float, default=150.0, help="CPU seconds per search")
+    p.add_argument("--records", type=Path, default=ROOT / "reports/mip/gap_split.json")
     args = p.parse_args(argv)
-    print(f"benchmarks/mip_unproven_split.py --cpu {args.cpu:g}; cpus {os.cpu_count()}; "
-          f"load {os.getloadavg()[0]:.2f}")
+    print(f"benchmarks/mip_unproven_split.py --cpu {args.cpu:g} --records {args.records}; "
+          f"cpus {os.cpu_count()}; load {os.getloadavg()[0]:.2f}")
     print("| family | n | seed | best before | state search | CPU s | OPT or bound | "
           "interval LP | dual gap |")
     print("|---|---|---|---|---|---|---|---|---|")
     t0 = time.perf_counter()
-    for family, n, seed, ub in UNPROVEN:
+    for family, n, seed, ub in unproven(args.records):
         inst = make(family, n, seed)
         c0 = time.process_time()
         res = state_search(inst, upper=ub + 1, deadline=Deadline.cpu(args.cpu))
