@@ -71,20 +71,26 @@ def test_a_paper_like_instance_proven():
     assert math.isclose(inst.tel_of_starts(res.starts), 511)
 
 
+def _random_small(seed: int, count: int):  # type: ignore[no-untyped-def]
+    """``count`` random instances small enough for the oracle (n <= 6, M < 12, half with
+    arrivals), drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(1, 7))
+        M = int(rng.integers(3, 12))
+        s = rng.integers(0, min(4, M), size=n)
+        o = [int(rng.integers(1, M - x + 1)) for x in s]
+        a = rng.integers(0, 4, size=n) if rng.random() < 0.5 else np.zeros(n, dtype=int)
+        yield Instance(memory=M, arrival=a, prompt=s, output=o)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [7, 11])
 def test_thousands_against_the_oracle(seed):
     """4000 random small instances per seed (half with arrivals): the search finds OPT below
     MC-SF + 1 and proves OPT when given it as the incumbent (the dominance rule and every
     bound on, as in the exact path)."""
-    rng = np.random.default_rng(seed)
-    for _ in range(4000):
-        n = int(rng.integers(1, 7))
-        M = int(rng.integers(3, 12))
-        s = rng.integers(0, min(4, M), size=n)
-        o = [int(rng.integers(1, M - x + 1)) for x in s]
-        a = rng.integers(0, 4, size=n) if rng.random() < 0.5 else np.zeros(n, dtype=int)
-        inst = Instance(memory=M, arrival=a, prompt=s, output=o)
+    for inst in _random_small(seed, 4000):
         opt = _opt(inst)
         res = state_search(inst, upper=inst.tel_of_starts(mcsf_starts(inst)) + 1, time_limit=30)
         assert res.status == "optimal" and res.objective == opt, inst
@@ -97,16 +103,10 @@ def _h_below_cost_left(seed: int, count: int) -> int:
     """Along an optimal schedule (brute force) of ``count`` random instances: at every slot
     boundary the bound ``h`` of the state there (bounds (i)-(v)) is at most the cost the
     schedule still pays. Returns the number of states checked."""
-    rng = np.random.default_rng(seed)
     checked = 0
-    for _ in range(count):
-        n = int(rng.integers(1, 7))
-        M = int(rng.integers(3, 12))
-        s = rng.integers(0, min(4, M), size=n)
-        o = np.array([int(rng.integers(1, M - x + 1)) for x in s])
-        a = rng.integers(0, 4, size=n) if rng.random() < 0.5 else np.zeros(n, dtype=int)
-        inst = Instance(memory=M, arrival=a, prompt=s, output=o)
-        opt, starts = brute_force_opt(M, a, s, o)
+    for inst in _random_small(seed, count):
+        n, a, s, o = inst.n, inst.arrival, inst.prompt, inst.output
+        opt, starts = brute_force_opt(inst.memory, a, s, o)
         k = np.asarray(starts)
         c = k + o
         sp = statespace._Space(inst, upper=opt + 1)
