@@ -22,6 +22,12 @@ Modes:
 (``kvopt solve X --solver cpsat --time-limit S`` is the former default path, ``cpsat`` /
 ``cp``, unchanged), and the new default ``kvopt solve X --time-limit S``.
 
+``--paper DIR``: the default ``kvopt solve X --time-limit S`` on the 20 + 20 paper-scale
+instances of section 6 of ``reports/mip/README.md`` (``DIR/model{1,2}-seed{1..20}.json``,
+taken Model 1 and Model 2 alternately so that a partial run covers both), beside the committed
+certificate (``DIR/<name>.best.json``) and interval-LP bound (``--paper-bounds``, section 7.3's
+``dual_paper_all.json``); the JSON is rewritten after every instance.
+
 ``--fresh``: per instance, the default ``kvopt solve X --time-limit S`` against the best
 combination the toolkit had (``kvopt bound X --intervals B --improve B``, ``B = 2 S / 3``); the
 median certified gap of each and the median difference, per family.
@@ -41,6 +47,9 @@ Examples (the runs of reports/mip/default_*.txt)::
     nice -n 10 python benchmarks/mip_default.py --fresh --K 10 --skip 7 --seed 20261125 \\
         --time-limit 180 --out reports/mip/default_fresh_4.json \\
         > reports/mip/default_fresh_4.txt
+    nice -n 5 python benchmarks/mip_default.py --paper reports/mip/paper_scale \\
+        --time-limit 180 --out reports/mip/default_paper.json \\
+        > reports/mip/default_paper.txt
     python benchmarks/mip_default.py --summary reports/mip/default_fresh.json \\
         reports/mip/default_fresh_2.json reports/mip/default_fresh_3.json \\
         reports/mip/default_fresh_4.json
@@ -190,6 +199,54 @@ def fresh(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     return {"records": recs, "median": medians(recs, args.family)}
 
 
+def paper(args: argparse.Namespace, out: dict[str, Any]) -> dict[str, Any]:
+    from kvopt import check_schedule, load_instance, load_schedule
+
+    d = Path(args.paper)
+    S = args.time_limit
+    prior = {(r["kind"], r["seed"]): r
+             for r in json.loads(Path(args.paper_bounds).read_text())["records"]}
+    seeds = range(1, 21) if args.paper_seeds is None else args.paper_seeds
+    recs: list[dict[str, Any]] = []
+    res: dict[str, Any] = {"records": recs}
+    out["paper"] = res
+    for s in seeds:
+        for family in args.family:
+            path = d / f"{family}-seed{s}.json"
+            inst = load_instance(path)
+            rep = check_schedule(inst, load_schedule(d / f"{family}-seed{s}.best.json"))
+            if not rep.ok or rep.objective is None:
+                raise RuntimeError(f"{path}: the committed certificate is rejected: {rep}")
+            cert = float(rep.objective)
+            lp = prior.get((family, s), {}).get("intervals")
+            r = run_cli(["solve", str(path), "--time-limit", f"{S:g}"], timeout=S + 600)
+            sm = summary(r)
+            best_obj = min(x for x in (sm["schedule"], cert) if x is not None)
+            lp_int = None if lp is None else float(np.ceil(lp - 1e-9))
+            best_bound = max(x for x in (sm["bound"], lp_int, 0.0) if x is not None)
+            rec = {"family": family, "instance": path.stem, "n": inst.n, "memory": inst.memory,
+                   "default": {**r, **sm}, "certificate": cert, "interval_lp": lp,
+                   "toolkit_gap": max(best_obj - best_bound, 0.0) / best_obj}
+            recs.append(rec)
+            print(f"| {path.stem} | {inst.n} | {sm['schedule']} ({sm['source']}) | {sm['bound']} "
+                  f"({sm['bound_name']}) | {_pct(sm['gap'])} | {cert:g} | "
+                  f"{'-' if lp is None else f'{lp:.1f}'} | {_pct(rec['toolkit_gap'])} | "
+                  f"{r['wall_s']} s | {r['load'][0]}-{r['load'][1]} |", flush=True)
+            if args.out:
+                Path(args.out).write_text(json.dumps(out, indent=1, default=str) + "\n")
+    for family in args.family:
+        rs = [r for r in recs if r["family"] == family]
+        g = [r["default"]["gap"] for r in rs if r["default"]["gap"] is not None]
+        t = [r["toolkit_gap"] for r in rs]
+        res[family] = {"default": float(np.median(g)) if g else None,
+                       "with_committed": float(np.median(t)) if t else None,
+                       "instances": len(rs), "gap_known": len(g)}
+        print(f"{family}: median certified gap of the default {_pct(res[family]['default'])} "
+              f"({len(g)} of {len(rs)} with a bound); with the committed certificate and "
+              f"interval LP {_pct(res[family]['with_committed'])}")
+    return res
+
+
 def medians(recs: list[dict[str, Any]], families: list[str]) -> dict[str, Any]:
     """Per family: the median certified gap of the default and of the best combination, and
     the median of their per-instance difference (printed)."""
@@ -220,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", type=int, default=0,
                    help="--fresh: leave out the first SKIP of the K instances (to extend an "
                         "earlier run with the same --seed)")
+    p.add_argument("--paper", default=None, metavar="DIR",
+                   help="the default on the paper-scale instances of DIR")
+    p.add_argument("--paper-bounds", default=str(ROOT / "reports/mip/dual_paper_all.json"),
+                   help="--paper: the committed interval-LP bounds")
+    p.add_argument("--paper-seeds", type=int, nargs="+", default=None,
+                   help="--paper: these seeds (default 1..20)")
     p.add_argument("--family", action="append", default=None, choices=("model1", "model2"))
     p.add_argument("--time-limit", type=float, default=180.0)
     p.add_argument("--out", default=None, help="JSON records")
@@ -249,6 +312,11 @@ def main(argv: list[str] | None = None) -> int:
                   " schedule | bound | gap | wall default / combination | load |")
             print("|---|---|---|---|---|---|---|---|---|")
             doc["fresh"] = fresh(args, Path(d))
+        if args.paper:
+            print("| instance | n | default schedule | default bound | default gap | committed "
+                  "certificate | interval LP | gap with both | wall | load |")
+            print("|---|---|---|---|---|---|---|---|---|---|")
+            paper(args, doc)
     doc["wall_s"] = round(time.perf_counter() - t0, 1)
     print(f"wall time {doc['wall_s']} s; load {os.getloadavg()[0]:.2f}")
     if args.out:
