@@ -35,6 +35,25 @@ def _parse_log(text: str) -> dict[str, Any]:
     return out
 
 
+def _cbc_threads(threads: int) -> int | None:
+    """CBC's ``-threads`` value for ``threads`` solver threads: ``None`` (no flag: CBC's serial
+    branch-and-bound) for one thread, else ``threads``.
+
+    ``-threads 1`` is not serial in CBC 2.10: it starts its parallel branch-and-bound with one
+    worker thread beside the main thread (its log prints ``Cbc0030I Thread 0 used ...``). On
+    the two-variable example a clean-clone CI run once stalled there for the whole 10 s limit
+    and returned "Stopped on time limit"; 6,400 runs since (binary and backend, with and
+    without a competing process on the same core) did not reproduce it, so the cause is not
+    proven, but one thread needs no thread pool.
+
+    Examples
+    --------
+    >>> _cbc_threads(1), _cbc_threads(0), _cbc_threads(4)
+    (None, None, 4)
+    """
+    return None if threads <= 1 else int(threads)
+
+
 class CbcBackend:
     """CBC via PuLP (``PULP_CBC_CMD``), with MIP start and time limit.
 
@@ -97,7 +116,7 @@ class CbcBackend:
         try:
             cmd = pulp.PULP_CBC_CMD(
                 msg=bool(verbose), timeLimit=deadline.remaining(floor=1.0),
-                threads=int(max(threads, 1)), warmStart=warm, gapRel=0.0,
+                threads=_cbc_threads(threads), warmStart=warm, gapRel=0.0,
                 gapAbs=(1.0 - 1e-6) if data.objective_is_integer else 0.0, logPath=log_path)
             t0 = time.perf_counter()
             prob.solve(cmd)
