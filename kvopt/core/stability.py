@@ -46,17 +46,26 @@ __all__ = ["Backlog", "Headroom", "arrival_rate", "backlog_drift", "lifetime_tok
            "mean_token_steps", "mean_token_steps_from_moments", "stability_rate"]
 
 
-def lifetime_token_steps(prompt: ArrayLike, output: ArrayLike) -> NDArray[np.int64]:
-    """``g(s, o) = o s + o (o + 1) / 2``: KV token-steps a request holds over its lifetime.
+def lifetime_token_steps(prompt: ArrayLike, output: ArrayLike,
+                         dtype: type[np.int64] | type[np.float64] = np.int64) -> NDArray[Any]:
+    """``g(s, o) = o s + o (o + 1) / 2``: KV token-steps a request holds over its lifetime
+    (its memory-time volume in the seed-001 timing convention: ``s + 1, ..., s + o``).
+
+    ``dtype=np.float64`` computes in floating point (for fractional ``s``, and for lengths
+    whose int64 product could overflow; exact while the values stay below ``2**53``).
 
     Examples
     --------
     >>> lifetime_token_steps(10, 4).tolist()   # 11 + 12 + 13 + 14
     [50]
+    >>> lifetime_token_steps(0.5, [1, 2], dtype=np.float64).tolist()
+    [1.5, 4.0]
     """
-    s = np.atleast_1d(np.asarray(prompt, dtype=np.int64))
-    o = np.atleast_1d(np.asarray(output, dtype=np.int64))
-    return o * s + o * (o + 1) // 2
+    s = np.atleast_1d(np.asarray(prompt, dtype=dtype))
+    o = np.atleast_1d(np.asarray(output, dtype=dtype))
+    if dtype is np.int64:
+        return o * s + o * (o + 1) // 2
+    return o * s + o * (o + 1) / 2
 
 
 def mean_token_steps(prompt: ArrayLike, output: ArrayLike) -> float:

@@ -515,15 +515,17 @@ def jaillet_thm41_opt_upper(memory: float) -> float:
 
 
 def vol(o: ArrayLike, s: float) -> NDArray[np.float64]:
-    """Memory-time volume of a request: ``s o + o (o + 1) / 2`` (seed 001 §4).
+    """Memory-time volume of a request: ``s o + o (o + 1) / 2`` (seed 001 §4;
+    :func:`kvopt.core.stability.lifetime_token_steps` in floating point).
 
     Examples
     --------
     >>> vol([1, 2], 1).tolist()
     [2.0, 5.0]
     """
-    ov = np.asarray(o, dtype=np.float64)
-    return s * ov + ov * (ov + 1.0) / 2.0
+    from kvopt.core.stability import lifetime_token_steps
+
+    return lifetime_token_steps(s, o, dtype=np.float64)
 
 
 def _double_sum(output: ArrayLike, s: float) -> tuple[float, float]:

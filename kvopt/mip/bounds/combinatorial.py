@@ -35,16 +35,17 @@ from kvopt.core.limits import Deadline
 
 
 def volumes(instance: Instance) -> NDArray[np.float64]:
-    """Memory-time volume ``s o + o (o + 1) / 2`` of every request.
+    """Memory-time volume ``s o + o (o + 1) / 2`` of every request, in floating point
+    (:func:`kvopt.core.stability.lifetime_token_steps`).
 
     Examples
     --------
     >>> volumes(Instance(memory=10, arrival=[0], prompt=[1], output=[4])).tolist()
     [14.0]
     """
-    s = instance.prompt.astype(np.float64)
-    o = instance.output.astype(np.float64)
-    return s * o + o * (o + 1) / 2
+    from kvopt.core.stability import lifetime_token_steps
+
+    return lifetime_token_steps(instance.prompt, instance.output, dtype=np.float64)
 
 
 def trivial_bound(instance: Instance) -> float:

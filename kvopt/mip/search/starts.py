@@ -112,10 +112,11 @@ def starting_points(instance: Instance, deadline: Deadline | None = None
     ['serial']
     """
     from kvopt.core.mcsf import mcsf_starts
+    from kvopt.core.stability import lifetime_token_steps
 
     a, s, o = instance.arrival, instance.prompt, instance.output
     idx = np.arange(instance.n)
-    vol = s * o + o * (o + 1) // 2
+    vol = lifetime_token_steps(s, o)
     sgs = {"sgs:output": (idx, a, o), "sgs:peak": (idx, a, s + o), "sgs:volume": (idx, a, vol),
            "sgs:arrival-output": (idx, o, a), "sgs:long-first": (idx, a, -o)}
     names = ["mcsf", "mc-benchmark", *sgs]
