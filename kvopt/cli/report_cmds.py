@@ -163,7 +163,7 @@ def _add_reproduce(rs: argparse._SubParsersAction) -> None:  # type: ignore[type
                     help="fewer runs and smaller instances (what the test suite runs)")
     rp.add_argument("--only", default=None, metavar="SEED/KEY",
                     help="compute and print one target (e.g. 001/T1, 000/errata)")
-    rp.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED,
+    rp.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                     help=f"seed of every random choice (default {DEFAULT_SEED}; printed)")
     rp.add_argument("--root", default=None, metavar="DIR",
                     help="repository with reports/mip (default: this checkout, else the cwd)")
