@@ -253,9 +253,9 @@ def solve_goodput(
     """Maximise goodput offline; honest status, bound (an upper bound) and gap.
 
     The program is refused above the memory budget (:func:`check_goodput_size`); with
-    ``isolate`` its build and solve run in a forked child killed at the deadline (the build
-    alone took 28 s of a 2 s limit on a 20-item ``kvopt hardness knapsack``), and the
-    EDF-serial warm start is the answer.
+    ``isolate`` its build and solve run in a forked child killed at the deadline and capped at
+    that budget (the build alone took 28 s of a 2 s limit on a 20-item ``kvopt hardness
+    knapsack``); a killed or out-of-memory child leaves the EDF-serial warm start as the answer.
 
     ``status`` is ``"optimal"`` only when the solver's bound (or, for an integral objective,
     its floor) reaches the validated goodput; a time limit gives ``"time_limit"`` with the
@@ -267,10 +267,13 @@ def solve_goodput(
     kvopt.mip.SolveResult
         ``objective`` = validated token goodput; ``formulation = "goodput"``.
     """
+    from kvopt.core.limits import resolve_memory_budget
+
     dl = as_deadline(time_limit, deadline)
     _require_slo(instance)
     backend = get_backend(solver)
-    check_goodput_size(instance, solver)
+    budget = resolve_memory_budget()
+    check_goodput_size(instance, solver, budget)
     ws = serial_edf_starts(instance) if warm_start else None
 
     def job() -> tuple[BackendResult, dict[str, Any]]:
@@ -280,7 +283,7 @@ def solve_goodput(
             "start": data.col_start, "integer": data.objective_is_integer,
             "stats": data.stats()}
 
-    res, info = _run_goodput_job(job, dl) if isolate else job()
+    res, info = _run_goodput_job(job, dl, budget) if isolate else job()
     meta = {"solver": solver, "formulation": "goodput", "objective": "goodput",
             "solver_status": res.message}
     notes: list[str] = [res.message] if info["stats"] == {} else []
@@ -339,17 +342,29 @@ def solve_goodput(
                        incumbent_source=source, model=model)
 
 
-def _run_goodput_job(job: Callable[[], tuple[BackendResult, dict[str, Any]]], dl: Deadline
-                     ) -> tuple[BackendResult, dict[str, Any]]:
-    """``job()`` (build and solve) in a forked child killed 1 s after ``dl``; a killed or
-    out-of-memory child gives a result without a solution (the caller keeps its warm start)."""
-    from kvopt.core.isolate import run_isolated
+def _run_goodput_job(job: Callable[[], tuple[BackendResult, dict[str, Any]]], dl: Deadline,
+                     ram_bytes: int) -> tuple[BackendResult, dict[str, Any]]:
+    """``job()`` (build and solve) in a forked child killed 1 s after ``dl`` and capped at
+    ``ram_bytes`` of added address space (as the TEL solve's child); a killed or out-of-memory
+    child gives a result without a solution (the caller keeps its warm start).
 
-    out = run_isolated(job, deadline=dl, grace=1.0)
+    Examples
+    --------
+    >>> def job():
+    ...     return BackendResult("optimal", None, None, 0.0, 0.0, "x" * (1 << 30)), {}
+    >>> res, info = _run_goodput_job(job, as_deadline(30.0), 64 << 20)
+    >>> res.status, res.message
+    ('error', "the goodput program's build and solve ran out of its memory budget (64.0 MiB)")
+    """
+    from kvopt.core.isolate import run_isolated
+    from kvopt.core.limits import format_bytes
+
+    out = run_isolated(job, deadline=dl, grace=1.0, memory_cap=ram_bytes)
     if out.ok:
         return out.value  # type: ignore[no-any-return]
     empty: dict[str, Any] = {"ncol": 0, "group": None, "start": None, "integer": False, "stats": {}}
-    return unsolved_child(out, "the goodput program's build and solve", dl.limit, 1.0), empty
+    return unsolved_child(out, "the goodput program's build and solve", dl.limit, 1.0,
+                          memory=f"its memory budget ({format_bytes(ram_bytes)})"), empty
 
 
 def _good(rep: FeasibilityReport) -> float:
