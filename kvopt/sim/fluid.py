@@ -85,7 +85,7 @@ from kvopt.core.instance import Instance
 from kvopt.core.schedule import PREEMPTION_MODES
 from kvopt.core.stability import lifetime_token_steps, mean_token_steps
 from kvopt.sim.admission import FutureProfile, admit_prefix
-from kvopt.sim.engine import Decision, SimState
+from kvopt.sim.engine import Decision, SimState, evictions_to_cover
 from kvopt.sim.policies import PolicyInfo, register_policy
 from kvopt.sim.policies.base import Policy, _choice, _count, _number
 from kvopt.sim.predicted_lengths import Predictions
@@ -402,7 +402,7 @@ class NestedWaitPolicy(Policy):
             return _EMPTY
         idx = np.lexsort((-run, -st.start[run]))          # newest first
         contrib = st.s[run[idx]] + (st.t + 1) - st.start[run[idx]]
-        k = int(np.searchsorted(np.cumsum(contrib), used - st.M, side="left")) + 1
+        k, _ = evictions_to_cover(contrib, used - st.M)
         return run[idx[:k]]
 
     def decide(self, st: SimState) -> Decision:

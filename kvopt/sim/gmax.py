@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 from kvopt.core.errors import UsageError
 from kvopt.core.slo import COMPOUND, DEADLINE, NONE, STREAM, group_arrival
 from kvopt.predictions.quantile import conditional_upper
-from kvopt.sim.engine import Decision, SimState
+from kvopt.sim.engine import Decision, SimState, evictions_to_cover
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -374,11 +374,10 @@ class GmaxPolicy:
         if used > M and nr:  # overflow: lowest priority running first
             contrib = self.s[run] + (t + 1) - st.start[run]
             low = np.lexsort((-self.rank[run], prio[:nr]))
-            cum = np.cumsum(contrib[low])
-            k = int(np.searchsorted(cum, used - M, side="left")) + 1
+            k, freed = evictions_to_cover(contrib[low], used - M)
             evict.append(run[low[:k]])
             alive[low[:k]] = False
-            used -= int(cum[k - 1])
+            used -= freed
             self.stats["overflow_evictions"] += k
         n_run = int(alive.sum())
         want: NDArray[np.int64]

@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.limits import check_allocation
 from kvopt.sim.admission import FutureProfile, earliest_fit, try_admit
-from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
+from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue, evictions_to_cover
 from kvopt.sim.policies.base import (
     _EMPTY,
     Policy,
@@ -250,8 +250,7 @@ class FutureMemoryPolicy(Policy):
             elif over > 0 and self.overflow == "evict-smallest":
                 o_key = self.q[run] * st.n + self.rank[run]
                 idx = np.argsort(o_key, kind="stable")
-                cum = np.cumsum(contrib[idx])
-                k = int(np.searchsorted(cum, over, side="left")) + 1
+                k, _ = evictions_to_cover(contrib[idx], over)
                 ids = run[idx[:k]]
                 new = np.maximum(self.q[ids], t - st.start[ids]) if self.raise_on_evict else None
                 self._requeue(st, ids, new, back=False)

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageTypeError
-from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue
+from kvopt.sim.engine import Decision, LivelockError, SimState, WaitQueue, evictions_to_cover
 from kvopt.sim.policies.base import (
     _EMPTY,
     Policy,
@@ -108,10 +108,9 @@ class GreedyPolicy(Policy):
             if self.overflow == "preempt":
                 prio = self.key[run] * st.n + self.rank[run]
                 idx = np.argsort(-prio, kind="stable")  # lowest priority first
-                cum = np.cumsum(contrib[idx])
-                k = int(np.searchsorted(cum, used - M, side="left")) + 1
+                k, freed = evictions_to_cover(contrib[idx], used - M)
                 ev = run[idx[:k]]
-                used -= int(cum[k - 1])
+                used -= freed
                 self.stats["preemptions"] += k
             elif self.overflow == "clear-all":
                 sig = _clear_signature(st, run)

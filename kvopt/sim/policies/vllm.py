@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
-from kvopt.sim.engine import Decision, SimState, WaitQueue
+from kvopt.sim.engine import Decision, SimState, WaitQueue, evictions_to_cover
 from kvopt.sim.policies.base import Policy, _count, _number, arrival_rank
 from kvopt.sim.policies.registry import PolicyInfo, declare_policy_options, register_policy
 from kvopt.sim.predicted_lengths import Predictions
@@ -150,11 +150,10 @@ class VllmPolicy(Policy):
         if total <= self.N:
             return out, total
         order = np.argsort(-self.seq[ids], kind="stable")
-        cum = total - np.cumsum(need[order])
-        k = int(np.searchsorted(-cum, -self.N, side="left")) + 1
+        k, freed = evictions_to_cover(need[order], total - self.N)
         out = ids[order[:k]].tolist()
         self.stats["preemptions"] += k
-        return out, int(cum[k - 1])
+        return out, total - freed
 
     def _admit(self, st: SimState, used: int, seqs: int, tokens: int, admit: list[int]
                ) -> tuple[bool, int]:
