@@ -1,5 +1,6 @@
 """What policies and the engine exchange: :class:`Decision`, the :class:`WaitQueue` heap
-policies keep their waiting requests in, and the simulation errors. Re-exported by
+policies keep their waiting requests in, the eviction step they share
+(:func:`evictions_to_cover`) and the simulation errors. Re-exported by
 :mod:`kvopt.sim.engine` (with the policy protocol)."""
 
 from __future__ import annotations
@@ -116,3 +117,26 @@ class WaitQueue:
     def ids(self) -> NDArray[np.int64]:
         """All queued ids in priority order (O(q log q); diagnostics only)."""
         return self.inv[np.array(sorted(self.heap), dtype=np.int64) % self.n]
+
+
+def evictions_to_cover(freed: NDArray[np.int64], excess: int) -> tuple[int, int]:
+    """The eviction step of every policy that evicts in a fixed order until the memory fits:
+    with ``freed[j]`` the memory the ``j``-th victim in that order gives back, the smallest
+    ``k`` with ``freed[:k].sum() >= excess`` and that sum.
+
+    ``excess > 0`` must be coverable (``freed.sum() >= excess``): the victims are taken from
+    the requests whose memory makes the excess.
+
+    Examples
+    --------
+    >>> evictions_to_cover(np.array([3, 4, 5]), 5)
+    (2, 7)
+    >>> evictions_to_cover(np.array([3, 4, 5]), 3)
+    (1, 3)
+    """
+    cum = np.cumsum(freed)
+    k = int(np.searchsorted(cum, excess, side="left")) + 1
+    if k > cum.shape[0]:
+        raise SimulationError(f"eviction: {int(cum[-1]) if cum.shape[0] else 0} tokens from "
+                              f"all victims cannot cover an excess of {excess}")
+    return k, int(cum[k - 1])

@@ -47,6 +47,7 @@ from kvopt.sim.decision import (
     PolicyError,
     SimulationError,
     WaitQueue,
+    evictions_to_cover,
 )
 from kvopt.sim.serving import (
     EngineConfig,
@@ -76,29 +77,6 @@ def _arange(k: int) -> NDArray[np.int64]:
                          f"{k:,} slots", "requests")
         _AR = np.arange(2 * k, dtype=np.int64)
     return _AR[:k]
-
-
-def evictions_to_cover(freed: NDArray[np.int64], excess: int) -> tuple[int, int]:
-    """The eviction step of every policy that evicts in a fixed order until the memory fits:
-    with ``freed[j]`` the memory the ``j``-th victim in that order gives back, the smallest
-    ``k`` with ``freed[:k].sum() >= excess`` and that sum.
-
-    ``excess > 0`` must be coverable (``freed.sum() >= excess``): the victims are taken from
-    the requests whose memory makes the excess.
-
-    Examples
-    --------
-    >>> evictions_to_cover(np.array([3, 4, 5]), 5)
-    (2, 7)
-    >>> evictions_to_cover(np.array([3, 4, 5]), 3)
-    (1, 3)
-    """
-    cum = np.cumsum(freed)
-    k = int(np.searchsorted(cum, excess, side="left")) + 1
-    if k > cum.shape[0]:
-        raise SimulationError(f"eviction: {int(cum[-1]) if cum.shape[0] else 0} tokens from "
-                              f"all victims cannot cover an excess of {excess}")
-    return k, int(cum[k - 1])
 
 
 class PolicyProtocol(Protocol):
