@@ -54,6 +54,20 @@ _TOP_LEVEL = {
 }
 
 
+def longer_horizon_part(span: float, total: float) -> str:
+    """The field that makes a horizon ``span + total`` long: ``requests.arrival`` when the
+    arrival span (or the latest start) is larger than the sum of outputs ``total``, else
+    ``requests.output``. The one rule behind every refusal of horizon-sized work
+    (:func:`horizon_field`, the instance check, the validator's memory profile).
+
+    Examples
+    --------
+    >>> longer_horizon_part(100.0, 12.0), longer_horizon_part(0.0, 12.0)
+    ('requests.arrival', 'requests.output')
+    """
+    return "requests.arrival" if span > total else "requests.output"
+
+
 def _check_horizon(arrival: NDArray[Any], output: NDArray[np.int64], time_unit: str) -> None:
     """Refuse an instance whose horizon (``max a + sum o`` slots) kvopt cannot represent,
     naming the field that makes it so (the arrival span or the outputs).
@@ -68,8 +82,8 @@ max arrival + sum of outputs = 1.15e+18 slots is more than kvopt represents (2**
     span = float(arrival.max()) if time_unit == "step" else 0.0
     total = float(output.sum(dtype=np.float64))
     if span + total > MAX_REPRESENTABLE:
-        field = "requests.arrival" if span > total else "requests.output"
-        raise InvalidInstanceError(field, f"the horizon max arrival + sum of outputs = "
+        raise InvalidInstanceError(longer_horizon_part(span, total),
+                                   f"the horizon max arrival + sum of outputs = "
                                    f"{span + total:.3g} slots is more than kvopt represents "
                                    "(2**53)")
 
@@ -85,7 +99,7 @@ def horizon_field(instance: Instance) -> str:
     'requests.arrival'
     """
     span = float(instance.arrival.max()) if instance.is_slotted else 0.0
-    return "requests.arrival" if span > float(instance.output.sum()) else "requests.output"
+    return longer_horizon_part(span, float(instance.output.sum()))
 
 
 def _as_int_array(name: str, values: Any, *, minimum: int) -> NDArray[np.int64]:

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.errors import InfeasibleScheduleError
-from kvopt.core.instance import Instance, horizon_field
+from kvopt.core.instance import Instance, horizon_field, longer_horizon_part
 from kvopt.core.limits import check_allocation
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import GoodputReport, evaluate_goodput
@@ -148,8 +148,7 @@ def memory_profile(
     if horizon is not None:
         H = max(H, int(horizon))
     check_allocation(5 * 8 * (H + 2), f"the memory profile over {H + 1:,} slots",
-                     "requests.output" if int(length.sum()) > int(start.max(initial=0))
-                     else "requests.arrival")
+                     longer_horizon_part(float(start.max(initial=0)), float(length.sum())))
     const = np.zeros(H + 2, dtype=np.int64)
     count = np.zeros(H + 2, dtype=np.int64)
     live = length > 0
