@@ -26,7 +26,11 @@
      the deadline;
    - the search (:func:`kvopt.mip.search.improve.improve`, list search then CP-SAT LNS) from
      the best starting schedule, reading the child's bound as soon as it arrives and stopping
-     once its schedule meets it (the gap is closed: optimal).
+     once its schedule meets it (the gap is closed: optimal);
+   - once the bound's child has finished (the interval LP takes 6-29 s of a 180 s call at
+     paper scale), a second search with another seed and more LNS in a child process on the
+     core it freed (:class:`_SecondSearch`, ``model["phases"][-1]["second_search"]``),
+     stopped when the gap closes; its schedule is kept if better.
 
 The result says which schedule and which bound won (``model["schedule_source"]``,
 ``model["bound_source"]``), every bound considered (``bounds``) and how the time was split
@@ -86,6 +90,11 @@ EXACT_LP_SHARE = 0.25
 STATE_BYTES = 1000
 #: Seconds kept at the end of the call to collect the bound and validate the schedule.
 COLLECT_RESERVE_S = 0.5
+#: The portfolio's second improvement search (:class:`_SecondSearch`) starts only if at least
+#: this many seconds are left when the bound's child has finished.
+SECOND_SEARCH_MIN_S = 10.0
+#: List-search share of the second search (the first one's is 0.9): more LNS, another walk.
+SECOND_LIST_SHARE = 0.5
 #: Share of the limit the incumbents (MC-SF, MC-Benchmark, priority-rule decodes) may take;
 #: those not finished by then are left out (:func:`kvopt.mip.search.starts.starting_points`).
 INCUMBENT_SHARE = 0.5
@@ -295,6 +304,63 @@ class _BoundJob:
             self.rec.bounds[self.name] = {"value": None, "status": "skipped", "reason": why}
 
 
+class _SecondSearch:
+    """A second improvement search, in a child process on the core the bound's child leaves
+    idle once its bound has arrived (the interval LP takes 6-29 s of a 180 s call at paper
+    scale, ``reports/mip/README.md`` section 10.6): seed ``seed + 1``, list share
+    :data:`SECOND_LIST_SHARE`, from the same starting points as the first, until the first's
+    deadline. Started at most once, by :meth:`start`, only with :data:`SECOND_SEARCH_MIN_S`
+    left; capped at the RAM budget."""
+
+    def __init__(self, instance: Instance, points: dict[str, NDArray[np.int64]], seed: int,
+                 deadline: Deadline, ram_bytes: int, lists: bool) -> None:
+        self.instance, self.points, self.seed = instance, points, seed
+        self.deadline, self.ram_bytes, self.lists = deadline, ram_bytes, lists
+        self.job: IsolatedJob | None = None
+        self.started_s: float | None = None
+
+    def start(self) -> None:
+        """Start the search if it has not started and enough time is left."""
+        left = self.deadline.remaining()
+        if self.started_s is not None or (left is not None and left < SECOND_SEARCH_MIN_S):
+            return
+        self.started_s = round(self.deadline.elapsed(), 3)
+        inst, points, seed, dl = self.instance, self.points, self.seed, self.deadline
+        share = SECOND_LIST_SHARE if self.lists else 0.0
+
+        def job() -> dict[str, Any]:
+            from kvopt.mip.search.improve import improve
+
+            imp = improve(inst, deadline=dl, seed=seed, points=points, list_share=share)
+            return {"objective": imp.objective, "source": imp.incumbent_source,
+                    "steps": imp.solver_status,
+                    "starts": None if imp.schedule is None else imp.schedule.run_start}
+
+        self.job = start_isolated(job, memory_cap=self.ram_bytes)
+
+    def finish(self, best: dict[str, Any], early: bool, rec: _Record) -> dict[str, Any]:
+        """Collect the search (killed now if the first one ended ``early``: the gap closed or
+        the optimum is known) and keep its schedule if it is better; record what it did."""
+        doc: dict[str, Any] = {"seed": self.seed, "started_s": self.started_s}
+        if self.job is None:
+            rec.phases[-1]["second_search"] = {**doc, "status": "not started"}
+            return best
+        out = self.job.kill() if early else self.job.wait(deadline=rec.deadline, grace=0.0)
+        self.job = None
+        if out.ok:
+            v = out.value
+            doc.update(status="done", objective=v["objective"], steps=v["steps"])
+            if v["starts"] is not None:
+                best = _better(best, v["starts"], v["objective"],
+                               f"improve, second search ({v['source']})")
+        else:
+            doc["status"] = "stopped" if early else ("killed at the deadline" if out.killed
+                                                     else "out of its RAM budget"
+                                                     if out.out_of_memory else "failed")
+        rec.phases[-1]["second_search"] = doc
+        return best
+
+
 def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
                seed: int) -> SolveResult:
     """Phase 3: the bound in a child process while the improvement search runs here."""
@@ -311,15 +377,27 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
         rec.notes.append(f"list search skipped: its buffers (16 (n + 1) H = "
                          f"{16 * (instance.n + 1) * H} bytes) exceed {SEARCH_RAM_SHARE:g} of the "
                          "RAM budget; LNS only")
+    second = _SecondSearch(instance, _search_points(best), seed + 1, search_dl, ram_bytes,
+                           lists)
+
+    def poll() -> float | None:
+        value = bound.poll()
+        if bound.job is None:          # the bound's child is done: its core is free
+            second.start()
+        return value
+
+    early = False
     if (search_dl.remaining() or 1.0) > 0.05:
         imp = improve(instance, deadline=search_dl, seed=seed, points=_search_points(best),
-                      bound=bound.poll, stop=bound.decided, progress=rec.progress,
+                      bound=poll, stop=bound.decided, progress=rec.progress,
                       label="kvopt solve: search", list_share=0.9 if lists else 0.0)
         if imp.schedule is not None:
             best = _better(best, imp.schedule.run_start, imp.objective,
                            f"improve ({imp.incumbent_source})")
         rec.phases[-1]["search"] = {"steps": imp.solver_status, "seed": seed,
                                     "start_source": imp.model["start_source"]}
+        early = imp.status == "optimal" or bound.decided()
+    best = second.finish(best, early, rec)
     bound.finish()
     if bound.found is not None:
         best = _better(best, bound.found["starts"], bound.found["objective"], "state search")

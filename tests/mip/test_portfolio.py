@@ -70,6 +70,28 @@ def test_portfolio_records_the_winners_and_the_time_split():
     assert res.runtime_s <= 8 + 2.0
 
 
+def test_second_search_runs_on_the_core_the_bound_frees(monkeypatch):
+    """Once the bound's child has finished, a second improvement search (seed + 1) runs in a
+    child process; its schedule is validated with the rest and kept only if better."""
+    monkeypatch.setattr(portfolio, "SECOND_SEARCH_MIN_S", 1.0)
+    inst = model1(3, n=20)
+    res = solve(inst, time_limit=8, seed=4)
+    second = res.model["phases"][-1]["second_search"]
+    assert second["seed"] == 5 and second["status"] == "done", second
+    assert 0 < second["started_s"] < 8
+    assert res.bound <= second["objective"] and res.objective <= second["objective"]
+    assert res.report is not None and res.report.ok
+    assert res.runtime_s <= 8 + 2.0
+
+
+def test_second_search_is_stopped_when_the_gap_closes():
+    easy = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    res = portfolio.solve_auto(easy, deadline=Deadline(60), ram_bytes=2**30, path="portfolio")
+    assert res.status == "optimal" and res.runtime_s < 30, res.model
+    second = res.model["phases"][-1]["second_search"]
+    assert second["status"] in ("not started", "stopped"), second
+
+
 def test_lagrangian_when_the_interval_lp_does_not_fit():
     inst = model1(3, n=20)
     res = solve(inst, time_limit=6, ram=2 * 2**20)
