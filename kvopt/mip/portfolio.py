@@ -27,10 +27,11 @@
    - the search (:func:`kvopt.mip.search.improve.improve`, list search then CP-SAT LNS) from
      the best starting schedule, reading the child's bound as soon as it arrives and stopping
      once its schedule meets it (the gap is closed: optimal);
-   - once the bound's child has finished (the interval LP takes 6-29 s of a 180 s call at
-     paper scale), a second search with another seed and more LNS in a child process on the
-     core it freed (:class:`_SecondSearch`, ``model["phases"][-1]["second_search"]``),
-     stopped when the gap closes; its schedule is kept if better.
+   - once the bound's child has finished (the interval LP takes a median 10 s, 2-77 s, of a
+     180 s call on the 20 + 20 paper-scale instances), a second search with another seed
+     and more LNS in a child process on the core it freed (:class:`_SecondSearch`,
+     ``model["phases"][-1]["second_search"]``), stopped when the gap closes; its schedule
+     is kept if better.
 
 The result says which schedule and which bound won (``model["schedule_source"]``,
 ``model["bound_source"]``), every bound considered (``bounds``) and how the time was split
@@ -306,11 +307,11 @@ class _BoundJob:
 
 class _SecondSearch:
     """A second improvement search, in a child process on the core the bound's child leaves
-    idle once its bound has arrived (the interval LP takes 6-29 s of a 180 s call at paper
-    scale, ``reports/mip/README.md`` section 10.6): seed ``seed + 1``, list share
-    :data:`SECOND_LIST_SHARE`, from the same starting points as the first, until the first's
-    deadline. Started at most once, by :meth:`start`, only with :data:`SECOND_SEARCH_MIN_S`
-    left; capped at the RAM budget."""
+    idle once its bound has arrived (the interval LP takes a median 10 s of a 180 s call on
+    the paper-scale instances, ``reports/mip/README.md`` section 10.6): seed ``seed + 1``,
+    list share :data:`SECOND_LIST_SHARE`, from the same starting points as the first, until
+    the first's deadline. Started at most once, by :meth:`start`, only with
+    :data:`SECOND_SEARCH_MIN_S` left; capped at the RAM budget."""
 
     def __init__(self, instance: Instance, points: dict[str, NDArray[np.int64]], seed: int,
                  deadline: Deadline, ram_bytes: int, lists: bool) -> None:
