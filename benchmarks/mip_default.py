@@ -47,7 +47,7 @@ Examples (the runs of reports/mip/default_*.txt)::
     nice -n 10 python benchmarks/mip_default.py --fresh --K 10 --skip 7 --seed 20261125 \\
         --time-limit 180 --out reports/mip/default_fresh_4.json \\
         > reports/mip/default_fresh_4.txt
-    nice -n 5 python benchmarks/mip_default.py --paper reports/mip/paper_scale \\
+    python benchmarks/mip_default.py --paper reports/mip/paper_scale \\
         --time-limit 180 --out reports/mip/default_paper.json \\
         > reports/mip/default_paper.txt
     python benchmarks/mip_default.py --summary reports/mip/default_fresh.json \\
