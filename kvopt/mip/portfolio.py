@@ -300,9 +300,15 @@ class _BoundJob:
                 self.found = search.pop("found", None)
                 self.rec.bounds["search"] = {**search, "status": "computed"}
         else:
-            why = ("killed at the deadline" if out.killed else "out of its RAM budget"
-                   if out.out_of_memory else (out.error.strip().splitlines() or ["?"])[-1])
-            self.rec.bounds[self.name] = {"value": None, "status": "skipped", "reason": why}
+            self.rec.bounds[self.name] = {"value": None, "status": "skipped",
+                                          "reason": _no_result(out)}
+
+
+def _no_result(out: Any) -> str:
+    """Why a child process of the portfolio returned nothing (``out``: its
+    :class:`~kvopt.core.isolate.IsolatedOutcome`)."""
+    return ("killed at the deadline" if out.killed else "out of its RAM budget"
+            if out.out_of_memory else (out.error.strip().splitlines() or ["?"])[-1])
 
 
 class _SecondSearch:
@@ -355,9 +361,7 @@ class _SecondSearch:
                 best = _better(best, v["starts"], v["objective"],
                                f"improve, second search ({v['source']})")
         else:
-            doc["status"] = "stopped" if early else ("killed at the deadline" if out.killed
-                                                     else "out of its RAM budget"
-                                                     if out.out_of_memory else "failed")
+            doc["status"] = "stopped" if early else _no_result(out)
         rec.phases[-1]["second_search"] = doc
         return best
 
@@ -378,8 +382,8 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
         rec.notes.append(f"list search skipped: its buffers (16 (n + 1) H = "
                          f"{16 * (instance.n + 1) * H} bytes) exceed {SEARCH_RAM_SHARE:g} of the "
                          "RAM budget; LNS only")
-    second = _SecondSearch(instance, _search_points(best), seed + 1, search_dl, ram_bytes,
-                           lists)
+    points = _search_points(best)
+    second = _SecondSearch(instance, points, seed + 1, search_dl, ram_bytes, lists)
 
     def poll() -> float | None:
         value = bound.poll()
@@ -389,9 +393,9 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
 
     early = False
     if (search_dl.remaining() or 1.0) > 0.05:
-        imp = improve(instance, deadline=search_dl, seed=seed, points=_search_points(best),
-                      bound=poll, stop=bound.decided, progress=rec.progress,
-                      label="kvopt solve: search", list_share=0.9 if lists else 0.0)
+        imp = improve(instance, deadline=search_dl, seed=seed, points=points, bound=poll,
+                      stop=bound.decided, progress=rec.progress, label="kvopt solve: search",
+                      list_share=0.9 if lists else 0.0)
         if imp.schedule is not None:
             best = _better(best, imp.schedule.run_start, imp.objective,
                            f"improve ({imp.incumbent_source})")
