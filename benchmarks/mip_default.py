@@ -54,9 +54,15 @@ Examples (the runs of reports/mip/default_*.txt)::
         reports/mip/default_fresh_2.json reports/mip/default_fresh_3.json \\
         reports/mip/default_fresh_4.json
 
+    python benchmarks/mip_default.py --paper-compare reports/mip/default_paper.json \\
+        reports/mip/default_paper_second.json reports/mip/default_paper_second_3-10.json
+
 (``--skip`` extends an earlier ``--fresh`` run with the next instances of the same draw;
 ``--summary`` prints the medians over several runs' records. Each record compares the two
-commands run back to back on one instance.)
+commands run back to back on one instance. ``--paper-compare BEFORE AFTER...`` reads ``--paper``
+records only: per instance found in both, the default's schedule before and after, the change,
+whether the second improvement search's schedule was the one returned, and the certified gap
+(the default's own bound) before and after; then the medians per family and over all.)
 """
 
 from __future__ import annotations
@@ -268,6 +274,57 @@ def medians(recs: list[dict[str, Any]], families: list[str]) -> dict[str, Any]:
     return out
 
 
+def _median(xs: list[float]) -> float | None:
+    return float(np.median(xs)) if xs else None
+
+
+def paper_compare(before: str, after: list[str]) -> dict[str, Any]:
+    """Compare ``--paper`` records of one run (``before``) with those of later runs
+    (``after``, read in order; a later file's record of an instance replaces an earlier one).
+
+    Only instances present on both sides are compared. "second search won" means that the
+    schedule returned came from the second improvement search (``model.schedule_source``).
+    Returns the per-instance rows and the medians per family and over all (also printed).
+    """
+    def recs(path: str) -> dict[str, dict[str, Any]]:
+        return {r["instance"]: r for r in json.loads(Path(path).read_text())["paper"]["records"]}
+
+    old = recs(before)
+    new: dict[str, dict[str, Any]] = {}
+    for f in after:
+        new.update(recs(f))
+    rows: list[dict[str, Any]] = []
+    print("| instance | schedule before | schedule after | change | second search won "
+          "| gap before | gap after |")
+    print("|---|---|---|---|---|---|---|")
+    for name, r in new.items():
+        if name not in old or r["default"]["schedule"] is None \
+                or old[name]["default"]["schedule"] is None:
+            continue
+        b, a = float(old[name]["default"]["schedule"]), float(r["default"]["schedule"])
+        model = r["default"]["doc"].get("model", {})
+        won = "second search" in str(model.get("schedule_source", ""))
+        row = {"instance": name, "family": r["family"], "before": b, "after": a,
+               "change": (a - b) / b, "second_won": won,
+               "gap_before": old[name]["default"]["gap"], "gap_after": r["default"]["gap"]}
+        rows.append(row)
+        print(f"| {name} | {b:g} | {a:g} | {100 * row['change']:+.2f} % | "
+              f"{'yes' if won else 'no'} | {_pct(row['gap_before'])} | {_pct(row['gap_after'])} |")
+    out: dict[str, Any] = {"rows": rows}
+    for family in [*sorted({r["family"] for r in rows}), "all"]:
+        rs = [r for r in rows if family in ("all", r["family"])]
+        m = {"instances": len(rs), "change": _median([r["change"] for r in rs]),
+             "second_won": sum(r["second_won"] for r in rs),
+             "gap_before": _median([r["gap_before"] for r in rs if r["gap_before"] is not None]),
+             "gap_after": _median([r["gap_after"] for r in rs if r["gap_after"] is not None])}
+        out[family] = m
+        ch = "-" if m["change"] is None else f"{100 * m['change']:+.2f} %"
+        print(f"{family}: {m['instances']} instances; median change of the schedule {ch}; "
+              f"second search won on {m['second_won']}; median certified gap "
+              f"{_pct(m['gap_before'])} -> {_pct(m['gap_after'])}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--table", action="store_true", help="the issue's four-row table")
@@ -288,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="JSON records")
     p.add_argument("--summary", nargs="+", default=None, metavar="JSON",
                    help="only print the medians over the --fresh records of these files")
+    p.add_argument("--paper-compare", nargs="+", default=None, metavar="JSON",
+                   help="only compare the --paper records of the first file with those of the "
+                        "others")
     args = p.parse_args(argv)
     args.family = args.family or ["model1", "model2"]
     if args.summary:
@@ -296,6 +356,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks/mip_default.py --summary {' '.join(args.summary)}: "
               f"{len(recs)} instances")
         medians(recs, args.family)
+        return 0
+    if args.paper_compare:
+        if len(args.paper_compare) < 2:
+            p.error("--paper-compare: give BEFORE.json and at least one AFTER.json")
+        print(f"benchmarks/mip_default.py --paper-compare {' '.join(args.paper_compare)}")
+        paper_compare(args.paper_compare[0], args.paper_compare[1:])
         return 0
     print(f"benchmarks/mip_default.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"seed {args.seed} (instance seeds: numpy default_rng({args.seed}).integers(10**6, "
