@@ -24,7 +24,7 @@ Examples (the runs of reports/mip/partial_int*.txt)::
     PYTHONPATH=. python benchmarks/mip_partial_int.py --split \\
         reports/mip/gap_split_large.json --frac 0.5 --seconds 120
     PYTHONPATH=. python benchmarks/mip_partial_int.py --paper reports/mip/paper_scale \\
-        --only model1-seed1 --frac 0.75 --seconds 200
+        --only model1-seed1 model2-seed2 --frac 0.75 --seconds 200
 """
 
 from __future__ import annotations
