@@ -205,6 +205,10 @@ def fresh(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     return {"records": recs, "median": medians(recs, args.family)}
 
 
+def _median(xs: list[float]) -> float | None:
+    return float(np.median(xs)) if xs else None
+
+
 def paper(args: argparse.Namespace, out: dict[str, Any]) -> dict[str, Any]:
     from kvopt import check_schedule, load_instance, load_schedule
 
@@ -244,8 +248,8 @@ def paper(args: argparse.Namespace, out: dict[str, Any]) -> dict[str, Any]:
         rs = [r for r in recs if r["family"] == family]
         g = [r["default"]["gap"] for r in rs if r["default"]["gap"] is not None]
         t = [r["toolkit_gap"] for r in rs]
-        res[family] = {"default": float(np.median(g)) if g else None,
-                       "with_committed": float(np.median(t)) if t else None,
+        res[family] = {"default": _median(g),
+                       "with_committed": _median(t),
                        "instances": len(rs), "gap_known": len(g)}
         print(f"{family}: median certified gap of the default {_pct(res[family]['default'])} "
               f"({len(g)} of {len(rs)} with a bound); with the committed certificate and "
@@ -264,18 +268,14 @@ def medians(recs: list[dict[str, Any]], families: list[str]) -> dict[str, Any]:
               if r["best_combination"]["gap"] is not None]
         diff = [r["default"]["gap"] - r["best_combination"]["gap"] for r in rs
                 if r["default"]["gap"] is not None and r["best_combination"]["gap"] is not None]
-        out[family] = {"default": float(np.median(gd)) if gd else None,
-                       "best_combination": float(np.median(gb)) if gb else None,
-                       "difference": float(np.median(diff)) if diff else None}
+        out[family] = {"default": _median(gd),
+                       "best_combination": _median(gb),
+                       "difference": _median(diff)}
         m = out[family]
         print(f"{family}: median certified gap, default {_pct(m['default'])}, best "
               f"combination {_pct(m['best_combination'])}, median difference "
               f"{_pct(m['difference'])} ({len(rs)} instances)")
     return out
-
-
-def _median(xs: list[float]) -> float | None:
-    return float(np.median(xs)) if xs else None
 
 
 def paper_compare(before: str, after: list[str]) -> dict[str, Any]:
