@@ -55,14 +55,17 @@ Examples (the runs of reports/mip/default_*.txt)::
         reports/mip/default_fresh_4.json
 
     python benchmarks/mip_default.py --paper-compare reports/mip/default_paper.json \\
-        reports/mip/default_paper_second.json reports/mip/default_paper_second_3-10.json
+        reports/mip/default_paper_second.json reports/mip/default_paper_second_3-10.json \\
+        reports/mip/default_paper_second_11-20.json > reports/mip/default_paper_compare.txt
 
 (``--skip`` extends an earlier ``--fresh`` run with the next instances of the same draw;
 ``--summary`` prints the medians over several runs' records. Each record compares the two
 commands run back to back on one instance. ``--paper-compare BEFORE AFTER...`` reads ``--paper``
 records only: per instance found in both, the default's schedule before and after, the change,
 whether the second improvement search's schedule was the one returned, and the certified gap
-(the default's own bound) before and after; then the medians per family and over all.)
+(the default's own bound) before and after; then per family and over all the medians, the
+ranges, and how many schedules got better or worse, how many gaps are at most 8 % and how many
+schedules are below the committed certificate.)
 """
 
 from __future__ import annotations
@@ -306,7 +309,8 @@ def paper_compare(before: str, after: list[str]) -> dict[str, Any]:
         won = "second search" in str(model.get("schedule_source", ""))
         row = {"instance": name, "family": r["family"], "before": b, "after": a,
                "change": (a - b) / b, "second_won": won,
-               "gap_before": old[name]["default"]["gap"], "gap_after": r["default"]["gap"]}
+               "gap_before": old[name]["default"]["gap"], "gap_after": r["default"]["gap"],
+               "after_below_certificate": a < float(r["certificate"])}
         rows.append(row)
         print(f"| {name} | {b:g} | {a:g} | {100 * row['change']:+.2f} % | "
               f"{'yes' if won else 'no'} | {_pct(row['gap_before'])} | {_pct(row['gap_after'])} |")
@@ -317,11 +321,23 @@ def paper_compare(before: str, after: list[str]) -> dict[str, Any]:
              "second_won": sum(r["second_won"] for r in rs),
              "gap_before": _median([r["gap_before"] for r in rs if r["gap_before"] is not None]),
              "gap_after": _median([r["gap_after"] for r in rs if r["gap_after"] is not None])}
+        ga = [r["gap_after"] for r in rs if r["gap_after"] is not None]
+        m.update(better=sum(r["change"] < 0 for r in rs), worse=sum(r["change"] > 0 for r in rs),
+                 gap_after_range=[min(ga), max(ga)] if ga else None,
+                 gap_after_at_most_8=sum(g <= 0.08 for g in ga),
+                 after_below_certificate=sum(r["after_below_certificate"] for r in rs))
         out[family] = m
         ch = "-" if m["change"] is None else f"{100 * m['change']:+.2f} %"
         print(f"{family}: {m['instances']} instances; median change of the schedule {ch}; "
               f"second search won on {m['second_won']}; median certified gap "
               f"{_pct(m['gap_before'])} -> {_pct(m['gap_after'])}")
+        if rs:
+            print(f"  change {100 * min(r['change'] for r in rs):+.2f} % .. "
+                  f"{100 * max(r['change'] for r in rs):+.2f} % (better on {m['better']}, worse "
+                  f"on {m['worse']}); certified gap after "
+                  f"{_pct(min(ga) if ga else None)} .. {_pct(max(ga) if ga else None)}, at most "
+                  f"8 % (the issue's target) on {m['gap_after_at_most_8']}; schedule after below "
+                  f"the committed certificate on {m['after_below_certificate']}")
     return out
 
 
