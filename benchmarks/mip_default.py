@@ -95,8 +95,7 @@ def make(family: str, s: int, memory: int | None = None):  # type: ignore[no-unt
     from kvopt.core.generators import model1, model2
 
     if family == "model1":
-        kw = {} if memory is None else {"memory": memory}
-        inst = model1(int(s), n=50, **kw)
+        inst = model1(int(s), n=50, memory=memory)
         return inst.replace(name=f"model1-seed{s}-n50-M{inst.memory}")
     full = model2(int(s))
     if full.n < 50:
@@ -107,7 +106,8 @@ def make(family: str, s: int, memory: int | None = None):  # type: ignore[no-unt
 
 def draw(family: str, seed: int, k: int, memory: int | None = None) -> list[Any]:
     """``k`` instances of ``family`` from the seeds drawn from ``seed`` (skipping unfit ones)."""
-    out, i = [], 0
+    out: list[Any] = []
+    i = 0
     seeds = instance_seeds(seed, 1000)
     while len(out) < k:
         inst = make(family, int(seeds[i]), memory)

@@ -12,6 +12,15 @@ Example (the run of reports/mip/unproven_split.txt)::
 
     PYTHONPATH=. nice -n 5 python benchmarks/mip_unproven_split.py --cpu 150 \\
         > reports/mip/unproven_split.txt
+
+``--grid`` measures the same beyond the instances of that file: for each ``--family`` x
+``--n`` x ``--seeds`` instance of ``benchmarks/mip_dual_small.py`` the upper bound ``UB`` is
+the improvement search's schedule (``--improve-mult`` x 0.6 CPU-s per request, the budget of
+section 9), then the state search and the interval LP run as above. It answers how the
+interval LP's distance from OPT grows with n past the frontier (issue 22's figure 2)::
+
+    PYTHONPATH=. python benchmarks/mip_unproven_split.py --grid --family paper-M \\
+        --n 18 20 --seeds 0 1 --cpu 30 --improve-mult 1
 """
 
 from __future__ import annotations
@@ -19,9 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,6 +54,21 @@ def unproven(path: Path) -> list[tuple[str, int, int, int]]:
     return out
 
 
+def grid(families: list[str], ns: list[int], seeds: list[int], mult: float
+         ) -> Iterator[tuple[str, int, int, int, Any]]:
+    """``(family, n, seed, UB, instance)`` for each instance of the grid, ``UB`` from
+    :func:`kvopt.mip.search.improve.improve` with ``mult`` x 0.6 CPU-s per request (seed 1)."""
+    from kvopt.mip.search.improve import improve
+
+    for family in families:
+        for n in ns:
+            for seed in seeds:
+                inst = make(family, n, seed)
+                res = improve(inst, time_limit=0.6 * n * mult, clock="cpu", seed=1)
+                assert res.objective is not None
+                yield family, n, seed, round(res.objective), inst
+
+
 def main(argv: list[str] | None = None) -> int:
     from kvopt.core.limits import Deadline
     from kvopt.mip.bounds.intervals import interval_bound
@@ -50,15 +77,32 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--cpu", type=float, default=150.0, help="CPU seconds per search")
     p.add_argument("--records", type=Path, default=ROOT / "reports/mip/gap_split.json")
+    p.add_argument("--grid", action="store_true",
+                   help="the instances --family x --n x --seeds, UB from the improvement search")
+    p.add_argument("--family", nargs="+", default=["paper-M", "paper-M2"],
+                   choices=["paper-M", "paper-M2", "small-M"])
+    p.add_argument("--n", nargs="+", type=int, default=[18, 20, 24])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--improve-mult", type=float, default=4.0,
+                   help="--grid: improvement budget, in units of 0.6 CPU-s per request")
     args = p.parse_args(argv)
-    print(f"benchmarks/mip_unproven_split.py --cpu {args.cpu:g} --records {args.records}; "
-          f"cpus {os.cpu_count()}; load {os.getloadavg()[0]:.2f}")
+    if args.grid:
+        print(f"benchmarks/mip_unproven_split.py --grid --family {' '.join(args.family)} "
+              f"--n {' '.join(map(str, args.n))} --seeds {' '.join(map(str, args.seeds))} "
+              f"--cpu {args.cpu:g} --improve-mult {args.improve_mult:g}; "
+              f"cpus {os.cpu_count()}; load {os.getloadavg()[0]:.2f}")
+    else:
+        print(f"benchmarks/mip_unproven_split.py --cpu {args.cpu:g} --records {args.records}; "
+              f"cpus {os.cpu_count()}; load {os.getloadavg()[0]:.2f}")
     print("| family | n | seed | best before | state search | CPU s | OPT or bound | "
           "interval LP | dual gap |")
     print("|---|---|---|---|---|---|---|---|---|")
     t0 = time.perf_counter()
-    for family, n, seed, ub in unproven(args.records):
-        inst = make(family, n, seed)
+    done: dict[tuple[str, int], list[tuple[float | None, float | None]]] = {}
+    rows = grid(args.family, args.n, args.seeds, args.improve_mult) if args.grid \
+        else ((f, n, s, ub, None) for f, n, s, ub in unproven(args.records))
+    for family, n, seed, ub, inst in rows:
+        inst = make(family, n, seed) if inst is None else inst
         c0 = time.process_time()
         res = state_search(inst, upper=ub + 1, deadline=Deadline.cpu(args.cpu))
         cpu = time.process_time() - c0
@@ -69,6 +113,21 @@ def main(argv: list[str] | None = None) -> int:
         gap = f"{100 * (value - lp) / value:.1f} %" if proven else "-"
         print(f"| {family} | {n} | {seed} | {ub} | {res.status} | {cpu:.1f} | "
               f"{value:.0f} | {lp:.1f} | {gap} |", flush=True)
+        done.setdefault((family, n), []).append(
+            (100 * (value - lp) / value if proven else None, 100 * (ub / value - 1)
+             if proven else None))
+    print("\nPer (family, n): proven; dual gap 1 - LP / OPT median (range); primal gap "
+          "UB / OPT - 1 median (max), over the proven instances")
+    print("| family | n | proven | dual gap | primal gap |\n|---|---|---|---|---|")
+    for (family, n), got in done.items():
+        dual = sorted(d for d, _ in got if d is not None)
+        primal = sorted(q for _, q in got if q is not None)
+        if dual:
+            print(f"| {family} | {n} | {len(dual)} / {len(got)} | {statistics.median(dual):.1f} % "
+                  f"({dual[0]:.1f}-{dual[-1]:.1f} %) | {statistics.median(primal):.2f} % "
+                  f"({primal[-1]:.2f} %) |")
+        else:
+            print(f"| {family} | {n} | 0 / {len(got)} | - | - |")
     print(f"wall time {time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f}")
     return 0
 
