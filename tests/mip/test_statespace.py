@@ -132,3 +132,19 @@ def test_h_is_below_the_cost_left_on_an_optimal_schedule():
 @pytest.mark.slow
 def test_h_is_below_the_cost_left_on_thousands():
     assert _h_below_cost_left(5, 5000) > 20000
+
+
+def test_volume_is_the_core_token_steps_over_m():
+    """``_Space.volume`` is the hot path's scalar copy of
+    :func:`kvopt.core.stability.lifetime_token_steps` (in slots of the whole memory); the two
+    must not drift apart."""
+    from kvopt.core.stability import lifetime_token_steps
+
+    inst = model1(np.random.default_rng([7, 8]), n=8, memory=20)
+    sp = statespace._Space(inst, upper=inst.tel_of_starts(mcsf_starts(inst)) + 1)
+    m, r = np.meshgrid(np.arange(0, 20), np.arange(1, 20))
+    core = lifetime_token_steps(m.ravel(), r.ravel()) / inst.memory
+    mine = [sp.volume(int(a), int(b)) for a, b in zip(m.ravel(), r.ravel(), strict=True)]
+    np.testing.assert_allclose(mine, core, rtol=0, atol=1e-12)
+    assert sp.vol == pytest.approx(
+        (lifetime_token_steps(np.asarray(sp.ts), np.asarray(sp.to)) / inst.memory).tolist())

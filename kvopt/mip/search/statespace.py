@@ -177,7 +177,9 @@ class _Space:
 
     def volume(self, m: int, r: int) -> float:
         """Memory-time left of a request ``(m, r)`` (a fresh one: ``(s, o)``), in slots of
-        the whole memory: ``sum_{d=1..r} (m + d) / M``."""
+        the whole memory: ``sum_{d=1..r} (m + d) / M``, i.e.
+        :func:`kvopt.core.stability.lifetime_token_steps` ``(m, r) / M`` as a plain float (the
+        search's hot path; ``tests/mip/test_statespace.py`` keeps the two equal)."""
         return (r * m + r * (r + 1) / 2) / self.M
 
     def fits(self, running: tuple[tuple[int, int], ...]) -> bool:
