@@ -33,7 +33,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -69,6 +69,53 @@ def grid(families: list[str], ns: list[int], seeds: list[int], mult: float
                 yield family, n, seed, round(res.objective), inst
 
 
+class Row(NamedTuple):
+    """One instance: its best schedule before the search ``ub``, whether the state search
+    proved OPT, OPT (proven) or the search's bound, and the interval LP."""
+
+    family: str
+    n: int
+    seed: int
+    ub: int
+    proven: bool
+    value: float
+    lp: float
+
+
+def read_rows(path: Path) -> list[Row]:
+    """The instance rows of a table this script printed (for ``--summarise``)."""
+    out = []
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[1].isdigit():
+            out.append(Row(cells[0], int(cells[1]), int(cells[2]), int(cells[3]),
+                           cells[4] == "optimal", float(cells[6]), float(cells[7])))
+    return out
+
+
+def summary(rows: list[Row]) -> None:
+    """Per (family, n): how many proven; over those, the dual gap ``1 - LP / OPT`` (median,
+    range) and the primal gap ``UB / OPT - 1`` (median, max); over all, the certified gap
+    ``1 - LP / best schedule`` (median, range), the figure of issue 22 at paper scale."""
+    print("\nPer (family, n): proven; over the proven instances the dual gap 1 - LP / OPT "
+          "median (range) and the primal gap UB / OPT - 1 median (max); over all instances the "
+          "certified gap 1 - LP / best schedule, median (range)")
+    print("| family | n | proven | dual gap | primal gap | certified gap (all) |")
+    print("|---|---|---|---|---|---|")
+    groups: dict[tuple[str, int], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.family, r.n), []).append(r)
+    for (family, n), got in groups.items():
+        dual = sorted(100 * (1 - r.lp / r.value) for r in got if r.proven)
+        primal = sorted(100 * (r.ub / r.value - 1) for r in got if r.proven)
+        cert = sorted(100 * (1 - r.lp / (min(r.ub, r.value) if r.proven else r.ub))
+                      for r in got)
+        proven = (f"{statistics.median(dual):.1f} % ({dual[0]:.1f}-{dual[-1]:.1f} %) | "
+                  f"{statistics.median(primal):.2f} % ({primal[-1]:.2f} %)") if dual else "- | -"
+        print(f"| {family} | {n} | {len(dual)} / {len(got)} | {proven} | "
+              f"{statistics.median(cert):.1f} % ({cert[0]:.1f}-{cert[-1]:.1f} %) |")
+
+
 def main(argv: list[str] | None = None) -> int:
     from kvopt.core.limits import Deadline
     from kvopt.mip.bounds.intervals import interval_bound
@@ -85,7 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--improve-mult", type=float, default=4.0,
                    help="--grid: improvement budget, in units of 0.6 CPU-s per request")
+    p.add_argument("--summarise", type=Path, nargs="+", metavar="TXT",
+                   help="print the summary of earlier outputs of this script, run nothing")
     args = p.parse_args(argv)
+    if args.summarise:
+        print("benchmarks/mip_unproven_split.py --summarise "
+              + " ".join(str(x) for x in args.summarise))
+        summary([r for x in args.summarise for r in read_rows(x)])
+        return 0
     if args.grid:
         print(f"benchmarks/mip_unproven_split.py --grid --family {' '.join(args.family)} "
               f"--n {' '.join(map(str, args.n))} --seeds {' '.join(map(str, args.seeds))} "
@@ -98,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
           "interval LP | dual gap |")
     print("|---|---|---|---|---|---|---|---|---|")
     t0 = time.perf_counter()
-    done: dict[tuple[str, int], list[tuple[float | None, float | None]]] = {}
+    done: list[Row] = []
     rows = grid(args.family, args.n, args.seeds, args.improve_mult) if args.grid \
         else ((f, n, s, ub, None) for f, n, s, ub in unproven(args.records))
     for family, n, seed, ub, inst in rows:
@@ -113,21 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         gap = f"{100 * (value - lp) / value:.1f} %" if proven else "-"
         print(f"| {family} | {n} | {seed} | {ub} | {res.status} | {cpu:.1f} | "
               f"{value:.0f} | {lp:.1f} | {gap} |", flush=True)
-        done.setdefault((family, n), []).append(
-            (100 * (value - lp) / value if proven else None, 100 * (ub / value - 1)
-             if proven else None))
-    print("\nPer (family, n): proven; dual gap 1 - LP / OPT median (range); primal gap "
-          "UB / OPT - 1 median (max), over the proven instances")
-    print("| family | n | proven | dual gap | primal gap |\n|---|---|---|---|---|")
-    for (family, n), got in done.items():
-        dual = sorted(d for d, _ in got if d is not None)
-        primal = sorted(q for _, q in got if q is not None)
-        if dual:
-            print(f"| {family} | {n} | {len(dual)} / {len(got)} | {statistics.median(dual):.1f} % "
-                  f"({dual[0]:.1f}-{dual[-1]:.1f} %) | {statistics.median(primal):.2f} % "
-                  f"({primal[-1]:.2f} %) |")
-        else:
-            print(f"| {family} | {n} | 0 / {len(got)} | - | - |")
+        done.append(Row(family, n, seed, ub, proven, value, lp))
+    summary(done)
     print(f"wall time {time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f}")
     return 0
 
