@@ -73,7 +73,8 @@ from kvopt.mip.result import SolveResult, SolveStatus
 #: (``reports/mip/README.md`` section 10.4). At 60 s on the frontier instances the exact
 #: path proves 3 of 5 at n = 18 (the portfolio 0) and at n = 20 gives the median certified
 #: gap 8.0 % against the portfolio's 9.6 % (the state search's bound beats the LP; section
-#: 10.2), so the rule takes it up to n = 20.
+#: 10.2), so the rule takes it up to n = 20. At n = 22 the exact path's median gap is 10.6 %
+#: against the portfolio's 10.1 % (section 10.9), so the rule stops at 20.
 EXACT_MAX_N = 20
 #: The portfolio computes no LP or Lagrangian bound above this ``n * T`` (horizon ``T``):
 #: even one iteration would not fit a typical limit (``kvopt bound --lp auto`` uses the same
