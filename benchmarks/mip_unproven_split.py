@@ -17,10 +17,16 @@ Example (the run of reports/mip/unproven_split.txt)::
 ``--n`` x ``--seeds`` instance of ``benchmarks/mip_dual_small.py`` the upper bound ``UB`` is
 the improvement search's schedule (``--improve-mult`` x 0.6 CPU-s per request, the budget of
 section 9), then the state search and the interval LP run as above. It answers how the
-interval LP's distance from OPT grows with n past the frontier (issue 22's figure 2)::
+interval LP's distance from OPT grows with n past the frontier (issue 22's figure 2). The
+runs of ``reports/mip/README.md`` section 10.9 (one of four, then their combined summary)::
 
     PYTHONPATH=. python benchmarks/mip_unproven_split.py --grid --family paper-M \\
-        --n 18 20 --seeds 0 1 --cpu 30 --improve-mult 1
+        --n 18 20 22 --seeds 0 1 2 --cpu 240 --improve-mult 4 \\
+        > reports/mip/dual_grid_paper-M.txt
+    PYTHONPATH=. python benchmarks/mip_unproven_split.py --summarise \\
+        reports/mip/dual_grid_paper-M.txt reports/mip/dual_grid_paper-M_b.txt \\
+        reports/mip/dual_grid_paper-M2.txt reports/mip/dual_grid_paper-M2_b.txt \\
+        > reports/mip/dual_grid.txt
 """
 
 from __future__ import annotations
@@ -134,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="the instances --family x --n x --seeds, UB from the improvement search")
     p.add_argument("--family", nargs="+", default=["paper-M", "paper-M2"],
                    choices=["paper-M", "paper-M2", "small-M"])
-    p.add_argument("--n", nargs="+", type=int, default=[18, 20, 24])
+    p.add_argument("--n", nargs="+", type=int, default=[18, 20, 22])
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--improve-mult", type=float, default=4.0,
                    help="--grid: improvement budget, in units of 0.6 CPU-s per request")
