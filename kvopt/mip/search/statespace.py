@@ -285,6 +285,34 @@ class _Space:
         return max(best, chain, fluid)
 
 
+class _Store(dict[Any, int]):
+    """The cheapest known cost ``g`` of every stored state ``(time class, unstarted, running)``
+    (a dict) and, in :attr:`classes`, the ``(time class, unstarted)`` pairs that occur among
+    them, for :func:`_dominated`.
+
+    Every assignment goes through :meth:`__setitem__`, which updates both, so the index holds
+    exactly the pairs of the stored states (states are never removed). Reads are the plain
+    dict's (the search's hot path).
+
+    Examples
+    --------
+    >>> st = _Store()
+    >>> st[(-1, (1, 0), ((3, 2),))] = 7
+    >>> st.get((-1, (1, 0), ())), len(st), sorted(st.classes)
+    (None, 1, [(-1, (1, 0))])
+    """
+
+    __slots__ = ("classes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.classes: set[Any] = set()
+
+    def __setitem__(self, key: Any, g: int) -> None:
+        super().__setitem__(key, g)
+        self.classes.add(key[:2])
+
+
 def state_search(instance: Instance, *, upper: float, time_limit: float | None = None,
                  deadline: Deadline | None = None, max_states: int = 5_000_000
                  ) -> SearchResult:
@@ -314,9 +342,8 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
     sp = _Space(instance, upper)
     K = len(sp.types)
     start_key = (0 if sp.a_max > 0 else -1, sp.cnt0, ())
-    best_g: dict[Any, int] = {start_key: 0}
-    #: the (time class, unstarted requests) of the stored states, for the dominance rule
-    runs: set[Any] = {start_key[:2]}
+    best = _Store()
+    best[start_key] = 0
     parent: dict[Any, tuple[Any, tuple[int, ...]]] = {}
     h0 = sp.h(sp.cnt0, (), 0)
     heap: list[tuple[float, int, int, Any]] = [(h0, 0, 0, start_key)]
@@ -325,21 +352,21 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
 
     def result(status: str, objective: float | None, starts: Any, bound: float
                ) -> SearchResult:
-        return SearchResult(status, objective, starts, bound, expanded, len(best_g))
+        return SearchResult(status, objective, starts, bound, expanded, len(best))
 
     while heap:
         f, g, t, key = heap[0]
         if f >= upper - 1e-9:
             return result("optimal", None, None, float(upper))
         heapq.heappop(heap)
-        if g > best_g.get(key, math.inf):
+        if g > best.get(key, math.inf):
             continue
         seen = max(seen, f)
         _, cnt, running = key
         if not running and not any(cnt):
             return result("optimal", float(g), _starts(sp, parent, key, instance.n), float(g))
         expanded += 1
-        if expanded % CHECK_EVERY == 0 and (dl.expired() or len(best_g) > max_states):
+        if expanded % CHECK_EVERY == 0 and (dl.expired() or len(best) > max_states):
             status = "time_limit" if dl.expired() else "state_limit"
             return result(status, None, None, float(math.ceil(seen - 1e-9)))
         if any(cnt[k] and sp.hi[k] < t for k in range(K)):
@@ -356,18 +383,16 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
             t2 = t + 1
             key2 = (t2 if t2 < sp.a_max else -1, tuple(c2), nxt)
             g2 = g + step
-            if g2 < best_g.get(key2, math.inf):
+            if g2 < best.get(key2, math.inf):
                 f2 = g2 + sp.h(key2[1], nxt, t2)
-                if f2 < upper - 1e-9 and not _dominated(sp, best_g, runs, key2, g2):
-                    runs.add(key2[:2])
-                    best_g[key2] = g2
+                if f2 < upper - 1e-9 and not _dominated(sp, best, key2, g2):
+                    best[key2] = g2
                     parent[key2] = (key, tuple(chosen))
                     heapq.heappush(heap, (f2, g2, t2, key2))
     return result("optimal", None, None, float(upper))
 
 
-def _dominated(sp: _Space, best_g: dict[Any, int], runs: set[Any], key: Any, g: int
-               ) -> bool:
+def _dominated(sp: _Space, best: _Store, key: Any, g: int) -> bool:
     """Is a stored state at least as good as ``key`` reached at cost ``g``?
 
     A state ``A`` with the same time class whose requests are those of ``key`` minus a set
@@ -377,20 +402,18 @@ def _dominated(sp: _Space, best_g: dict[Any, int], runs: set[Any], key: Any, g: 
     ``g_A <= g + that`` makes ``key`` redundant (module docstring, pruning)."""
     tk, cnt, run = key
     subs = sp.subsets(run)
-    if (tk, cnt) in runs:
+    if (tk, cnt) in best.classes:
         for kept, dr in subs[1:]:
-            ga = best_g.get((tk, cnt, kept))
-            if ga is not None and ga <= g + dr:
+            if best.get((tk, cnt, kept), math.inf) <= g + dr:
                 return True
     to = sp.to
     for k, c in enumerate(cnt):
         if c:
             cnt2 = (*cnt[:k], c - 1, *cnt[k + 1:])
-            if (tk, cnt2) not in runs:
+            if (tk, cnt2) not in best.classes:
                 continue
             for kept, dr in subs:
-                ga = best_g.get((tk, cnt2, kept))
-                if ga is not None and ga <= g + dr + to[k]:
+                if best.get((tk, cnt2, kept), math.inf) <= g + dr + to[k]:
                     return True
     return False
 
