@@ -61,7 +61,8 @@ def main() -> None:
 
     def gmax_decision() -> int:
         pol.next_frame = st.t  # every call is a frame boundary: full re-selection
-        return int(pol.decide(st).admit.size)
+        admit = pol.decide(st).admit
+        return 0 if admit is None else int(admit.size)
 
     def reference() -> int:
         prio, _, _ = pol.analyze(st, ids, g)

@@ -232,8 +232,9 @@ def main_split(args: argparse.Namespace, argv: list[str] | None) -> int:
     recs: list[dict[str, Any]] = []
     if args.workers <= 1:
         for task in todo:
-            recs.append(run_split(*task, *fn_args, reuse.get(task), kw,
-                                  task[1] <= args.resolve_max_n))
+            family, n, seed = task
+            recs.append(run_split(family, n, seed, *fn_args, reuse.get(task), kw,
+                                  n <= args.resolve_max_n))
             print(f"[{len(recs)}/{len(todo)}] {task} done", file=sys.stderr, flush=True)
     else:
         from dask.distributed import Client, LocalCluster, as_completed
@@ -289,6 +290,7 @@ def run_one(family: str, n: int, seed: int, opt_time: float, bound_time: float
     rec["lp_tight"] = lp_bound(inst, "tight")
     rec["lp_cores"] = lp_bound(inst, "tight+cores")
     rec["lp_s"] = time.perf_counter() - t
+    assert r.schedule is not None
     cg = colgen_bound(inst, time_limit=bound_time, upper=r.objective,
                       starts=r.schedule.final_start(inst))
     rec.update(config=cg.bound, config_status=cg.status, config_s=cg.seconds,

@@ -61,9 +61,9 @@ def run_method(method: str, inst: Any, starts: Any, cpu: float, wall: float) -> 
                     "expanded": r.expanded}
         from kvopt.mip.paths import solve_model
 
-        r = solve_model(inst, solver="cpsat", formulation="cp+pairs", deadline=Deadline(wall),
-                        isolate=False, initial=starts, cp_lp_bound=True)
-        return {"status": str(r.status), "objective": r.objective, "bound": r.bound}
+        res = solve_model(inst, solver="cpsat", formulation="cp+pairs", deadline=Deadline(wall),
+                          isolate=False, initial=starts, cp_lp_bound=True)
+        return {"status": str(res.status), "objective": res.objective, "bound": res.bound}
 
     c0, t0 = _child_cpu(), time.perf_counter()
     out = run_isolated(job, deadline=Deadline(wall), grace=1.0)
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.K):
             inst = make_instance(f"frontier-n{n}", seed, {})
             imp = improve(inst, deadline=Deadline.cpu(args.ub_cpu), seed=0)
+            assert imp.schedule is not None
             starts = imp.schedule.run_start
             for m in methods:
                 rec = {"n": n, "seed": seed, "memory": int(inst.memory), "ub": imp.objective,

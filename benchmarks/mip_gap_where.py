@@ -46,6 +46,7 @@ def where(name: str) -> list[list[str]]:
     rep = check_schedule(inst, sch)
     if not rep.ok:
         raise SystemExit(f"{name}: certificate invalid: {rep}")
+    assert rep.objective is not None
     tel = float(rep.objective)
     base = build_milp(inst, "tight+cores", upper=tel)
     data = add_interval_rows(base, interval_families(inst, base.groups))

@@ -83,7 +83,7 @@ def previous_certificate(inst, certs: str | None, kind: str,  # type: ignore[no-
         return None
     sched = load_schedule(sp)
     rep = check_schedule(inst, sched)
-    return (float(rep.objective), sched) if rep.ok else None
+    return (float(rep.objective), sched) if rep.ok and rep.objective is not None else None
 
 
 def finish(r: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +125,7 @@ def run_one(kind: str, seed: int, budget: float, ref_budget: float, lp_time: flo
     prev = previous_certificate(inst, certs, kind, seed)
     if prev is not None and best_obj >= prev[0]:  # replaced only when strictly better
         best_obj, best_src, best_sched = prev[0], "previous", prev[1]
+    assert best_sched is not None
     rep = check_schedule(inst, best_sched)
     if not rep.ok or rep.objective != best_obj:
         raise RuntimeError(f"{kind} seed {seed}: best schedule rejected: {rep}")
@@ -170,6 +171,7 @@ def polish_one(r: dict[str, Any], budget: float, certs: str, list_share: float,
                polish_seed=r["seed"] if seed is None else seed,
                load_avg_1min_polish=os.getloadavg()[0])
     if imp.objective < r["best"]:
+        assert imp.schedule is not None
         rep = check_schedule(inst, imp.schedule)
         if not rep.ok or rep.objective != imp.objective:
             raise RuntimeError(f"{r['kind']} seed {r['seed']}: polished schedule rejected")

@@ -66,6 +66,9 @@ def run_one(kind: str, seed: int, combo: str, time_limit: float, threads: int,
 
     inst = make_instance(kind, seed, gen_args)
     # "auto": the default path of kvopt solve (kvopt.mip.portfolio), no solver / formulation
+    # names as the user types them; solve() checks them (UsageError)
+    solver: Any
+    formulation: Any
     solver, formulation = combo.split(":") if combo != "auto" else (None, None)
     mcsf = check_schedule(inst, mcsf_schedule(inst))
     t0 = time.perf_counter()

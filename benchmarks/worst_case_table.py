@@ -56,7 +56,7 @@ def _task(args: tuple[str, tuple[int, int], int, int, int, str, str]) -> str:
 
 
 def run(args: argparse.Namespace) -> None:
-    sizes = [tuple(int(x) for x in s.split(":")) for s in args.sizes.split(",")]
+    sizes = [(int(a), int(b)) for a, b in (s.split(":") for s in args.sizes.split(","))]
     policies = args.policies.split(",") if args.policies else list(WORST_CASE_POLICIES)
     Path(args.raw).mkdir(parents=True, exist_ok=True)
     tasks = [(p, n, args.restarts, args.steps, args.seed, args.solver, args.raw)

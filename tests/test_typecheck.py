@@ -1,4 +1,4 @@
-"""kvopt/ type-checks clean with mypy (configuration in ``pyproject.toml``).
+"""kvopt/ and benchmarks/ type-check clean with mypy (configuration in ``pyproject.toml``).
 
 mypy runs with the interpreter running the tests (``python -m mypy``), so a missing mypy fails
 this test instead of skipping it (mypy is in the ``test`` extra).
