@@ -290,9 +290,10 @@ class _Store(dict[Any, int]):
     (a dict) and, in :attr:`classes`, the ``(time class, unstarted)`` pairs that occur among
     them, for :func:`_dominated`.
 
-    Every assignment goes through :meth:`__setitem__`, which updates both, so the index holds
-    exactly the pairs of the stored states (states are never removed). Reads are the plain
-    dict's (the search's hot path).
+    Item assignment (``st[key] = g``, the only write the search makes) updates both, so the
+    index holds exactly the pairs of the stored states (states are never removed); ``update``
+    and ``setdefault`` would bypass it and are not used. Reads are the plain dict's (the
+    search's hot path).
 
     Examples
     --------
