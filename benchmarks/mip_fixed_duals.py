@@ -11,7 +11,9 @@ minimum: a *group* of requests minimised exactly (a pair, or the whole instance)
 each request alone. This script measures how much that can give, on the instances of
 ``reports/mip/README.md`` section 10.9 whose optimum the state search proved (OPT known):
 
-- **pairs**: for every two requests the exact minimum of ``delta_i(k_i) + delta_j(k_j)``
+- **pairs**: for every two requests (not aggregated with identical ones: groups of one; on
+  5 of the 13 instances 1-2 groups of identical requests, 2-4 requests, are left out) the
+  exact minimum of ``delta_i(k_i) + delta_j(k_j)``
   over the start pairs that fit together (two requests alone fit iff the memory at the last
   common slot is ``<= M``, checked here against a slot-by-slot count), the largest such gain
   and the total of a greedy matching;
