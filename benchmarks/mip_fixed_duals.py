@@ -82,15 +82,6 @@ def _check_bad(sa: int, oa: int, sb: int, ob: int, M: int) -> None:
         assert (int(mem.max()) > M) == b, (sa, oa, sb, ob, M, di)
 
 
-def interval_model(inst: Any, ub: int) -> Any:
-    """The model of :func:`kvopt.mip.bounds.intervals.interval_bound` (windows from ``ub``)."""
-    from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
-    from kvopt.mip.model.builder import build_milp
-
-    base = build_milp(inst, "tight+cores", upper=ub)
-    return add_interval_rows(base, interval_families(inst, base.groups, n_families=3))
-
-
 def lp_lagrangian(data: Any) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """The LP's Lagrangian value, multipliers (all rows), reduced costs and LP solution."""
     from kvopt.mip.bounds.lagrangian import lagrangian_reduced_costs, relaxed_rows
@@ -153,6 +144,7 @@ def whole_instance(inst: Any, data: Any, delta: np.ndarray, seconds: float
     from kvopt import Schedule
     from kvopt.core.validate import check_schedule
     from kvopt.mip.backends.highs import HighsBackend
+    from kvopt.mip.model.builder import decode_starts
 
     best: tuple[str, float | None, float | None] = ("none found", None, None)
     for theta in (1.0, 3.0, 10.0, np.inf):
@@ -164,12 +156,7 @@ def whole_instance(inst: Any, data: Any, delta: np.ndarray, seconds: float
         if res.x is None:
             continue
         y = np.rint(res.x).astype(np.int64)
-        starts = np.full(inst.n, -1, dtype=np.int64)
-        for g, mem in enumerate(data.groups):
-            cols = np.flatnonzero(data.col_group == g)
-            ks = np.repeat(data.col_start[cols], y[cols])
-            assert ks.size == mem.size
-            starts[np.sort(mem)] = np.sort(ks)
+        starts = decode_starts(data, res.x, inst.n)
         rep = check_schedule(inst, Schedule.from_starts(inst, starts))
         assert rep.ok and rep.objective is not None, rep
         dy = float(delta @ y)
@@ -246,6 +233,8 @@ def add_pair_rows(data: Any, rows: list[tuple[int, int, int, int, int, int]]) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kvopt.mip.bounds.intervals import interval_model
+
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--grid", type=Path, nargs="+", default=GRID,
                    help="outputs of mip_unproven_split.py --grid (their proven rows are used)")
@@ -266,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     shares, pair_shares = [], []
     for r in (r for g in args.grid for r in read_rows(g) if r.proven):
         inst = make(r.family, r.n, r.seed)
-        data = interval_model(inst, r.ub)
+        data = interval_model(inst, upper=r.ub)
         L, _, delta, x = lp_lagrangian(data)
         assert abs(L - r.lp) < 0.1, (L, r.lp)            # the grid's interval LP, reproduced
         best, matched = pair_gains(inst, data, delta)

@@ -45,12 +45,9 @@ def highs_mip_bound(inst: Any, upper: float, seconds: float, *,
     import highspy
     import numpy as np
 
-    from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
-    from kvopt.mip.model.builder import build_milp
+    from kvopt.mip.bounds.intervals import interval_model
 
-    base = build_milp(inst, "tight+cores", upper=upper)
-    data = add_interval_rows(base, interval_families(inst, base.groups, n_families=3,
-                                                     levels=(1,)))
+    data = interval_model(inst, upper=upper)
     A = data.A.tocsc()
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = data.n_cols, data.n_rows

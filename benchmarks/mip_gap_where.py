@@ -37,9 +37,8 @@ def where(name: str) -> list[list[str]]:
     from kvopt.core.instance import load_instance
     from kvopt.core.schedule import load_schedule
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
+    from kvopt.mip.bounds.intervals import interval_model
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
-    from kvopt.mip.model.builder import build_milp
 
     inst = load_instance(CERTS / f"{name}.json")
     sch = load_schedule(CERTS / f"{name}.best.json")
@@ -48,8 +47,7 @@ def where(name: str) -> list[list[str]]:
         raise SystemExit(f"{name}: certificate invalid: {rep}")
     assert rep.objective is not None
     tel = float(rep.objective)
-    base = build_milp(inst, "tight+cores", upper=tel)
-    data = add_interval_rows(base, interval_families(inst, base.groups))
+    data = interval_model(inst, upper=tel)
     t0 = time.perf_counter()
     lp = solve_lp_duals(data)
     if lp.status != "optimal" or lp.x is None or lp.value is None:

@@ -44,16 +44,14 @@ def _interval_lp(name: str, certs: str) -> tuple[Any, float]:
     from kvopt.core.instance import load_instance
     from kvopt.core.schedule import load_schedule
     from kvopt.core.validate import check_schedule
-    from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
-    from kvopt.mip.model.builder import build_milp
+    from kvopt.mip.bounds.intervals import interval_model
 
     d = Path(certs)
     inst = load_instance(d / f"{name}.json")
     rep = check_schedule(inst, load_schedule(d / f"{name}.best.json"))
     if not rep.ok or rep.objective is None:
         raise RuntimeError(f"{name}: committed schedule rejected: {rep}")
-    base = build_milp(inst, "tight+cores", upper=float(rep.objective))
-    return add_interval_rows(base, interval_families(inst, base.groups)), float(rep.objective)
+    return interval_model(inst, upper=float(rep.objective)), float(rep.objective)
 
 
 def _solve(name: str, certs: str, form: str, method: str, cap: float,

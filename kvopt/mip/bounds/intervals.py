@@ -274,6 +274,29 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
                                row_upper=np.concatenate(ru), row_kind=kinds, meta=meta)
 
 
+def interval_model(instance: Instance, *, upper: float, n_families: int = 3,
+                   levels: tuple[int, ...] = (1,)) -> MILPData:
+    """The model of :func:`interval_bound`: ``tight+cores``
+    (:func:`kvopt.mip.model.builder.build_milp`, start windows from ``upper``) plus the
+    lag-interval rows of :func:`interval_families` (:func:`add_interval_rows`; their number
+    in ``meta["interval_families"]``). It builds without a RAM check: :func:`interval_bound`
+    checks before calling it.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5],
+    ...                 output=[4, 3, 4, 7, 3])
+    >>> d = interval_model(inst, upper=60)
+    >>> d.meta["interval_families"] >= 1, "interval0" in d.row_kind
+    (True, True)
+    """
+    from kvopt.mip.model.builder import build_milp
+
+    base = build_milp(instance, "tight+cores", upper=upper)
+    fams = interval_families(instance, base.groups, n_families=n_families, levels=levels)
+    return add_interval_rows(base, fams)
+
+
 @dataclass
 class IntervalBound:
     """Outcome of :func:`interval_bound`: ``bound`` is valid in every status.
@@ -362,7 +385,6 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     from kvopt.core.limits import resolve_memory_budget
     from kvopt.core.mcsf import mcsf_starts
     from kvopt.mip.bounds.sparse_lp import LP_FORMS, LP_METHODS
-    from kvopt.mip.model.builder import build_milp
     from kvopt.mip.model.sizing import check_memory
 
     dl = as_deadline(time_limit, deadline)
@@ -380,9 +402,7 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     check_memory(instance, "tight+cores", "lp-differenced", budget, upper=upper, flag="ram",
                  what="the interval LP (before its interval rows)",
                  hint="the Lagrangian bound (kvopt bound --lp lagrangian) needs O(n T) memory")
-    base = build_milp(instance, "tight+cores", upper=upper)
-    fams = interval_families(instance, base.groups, n_families=n_families, levels=levels)
-    data = add_interval_rows(base, fams)
+    data = interval_model(instance, upper=upper, n_families=n_families, levels=levels)
     status, lp_value, dual, lp_info = (_solve_lp_duals(data, dl, lp_form, lp_method)
                                        if not dl.expired() else ("time", None, None, {}))
     rows = relaxed_rows(data)
@@ -401,5 +421,6 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         out_status = "time_limit"
     bound -= 1e-9 * max(1.0, abs(bound))
     return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
-                         families=len(fams), seconds=dl.elapsed() - t0, meta=meta)
+                         families=int(data.meta["interval_families"]),
+                         seconds=dl.elapsed() - t0, meta=meta)
 
