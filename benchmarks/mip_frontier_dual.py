@@ -22,6 +22,7 @@ Examples (the runs of reports/mip/frontier_dual.txt and frontier_dual_root.txt):
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -79,25 +80,37 @@ def root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, i
     return highs_mip_bound(inst, upper, seconds, max_nodes=1)
 
 
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mip_frontier_dual.py",
+        description="The interval LP's dual gap (and, with --root-cuts, HiGHS's root-cut bound) "
+                    "on the frontier instances the state search proved.")
+    p.add_argument("records", metavar="RECORDS.json",
+                   help="records of benchmarks/mip_frontier_cpu.py "
+                        "(reports/mip/frontier_cpu_v2.json)")
+    p.add_argument("--root-cuts", metavar="S", type=float, default=None,
+                   help="also run HiGHS's root node on each instance, at most S seconds (> 0)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     from kvopt.mip.bounds.intervals import interval_bound
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    root_s = None
-    if "--root-cuts" in args:
-        i = args.index("--root-cuts")
-        root_s = float(args[i + 1])
-        del args[i:i + 2]
-    if len(args) != 1:
-        print("usage: mip_frontier_dual.py RECORDS.json [--root-cuts S] (records of "
-              "benchmarks/mip_frontier_cpu.py)", file=sys.stderr)
-        return 2
-    records = json.loads(Path(args[0]).read_text())["records"]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    root_s = args.root_cuts
+    if root_s is not None and not (math.isfinite(root_s) and root_s > 0):
+        parser.error(f"--root-cuts: must be a positive number of seconds, got {root_s:g}")
+    try:
+        records = json.loads(Path(args.records).read_text())["records"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
     opt: dict[tuple[int, int], float] = {}
     for r in records:
         if r["method"] == "statespace" and r.get("status") == "optimal":
             opt[r["n"], r["seed"]] = r["objective"] if r["objective"] is not None else r["ub"]
-    print(f"benchmarks/mip_frontier_dual.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+    print(f"benchmarks/mip_frontier_dual.py {' '.join(argv)}")
     if root_s is None:
         print("| n | seed | OPT | interval LP | dual gap |")
         print("|---|---|---|---|---|")

@@ -1,0 +1,45 @@
+"""Every script in ``benchmarks/`` answers ``--help`` with its usage and exit status 0 (rule 5:
+nothing a user types ends in a traceback; ``mip_frontier_dual.py --help`` once read ``--help``
+as a records file and died on a FileNotFoundError). Bad arguments get one error, exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if p.name != "__init__.py")
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_scripts_are_found():
+    assert len(SCRIPTS) >= 20 and "mip_frontier_dual.py" in SCRIPTS
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_prints_usage(script):
+    r = _run(f"benchmarks/{script}", "--help")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "usage" in r.stdout.lower()
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["no/such/records.json"], "RECORDS.json"),
+    (["reports/mip/frontier_cpu_v2.json", "--root-cuts", "0"], "--root-cuts"),
+    (["reports/mip/frontier_cpu_v2.json", "--root-cuts", "nan"], "--root-cuts"),
+])
+def test_frontier_dual_refuses_bad_input(argv, field):
+    r = _run("benchmarks/mip_frontier_dual.py", *argv)
+    assert r.returncode == 2
+    assert field in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == ""
