@@ -43,7 +43,8 @@ class IsolatedOutcome:
     ok
         The function returned.
     killed
-        Killed at the deadline (plus grace).
+        The child was killed before it returned: at the deadline (plus grace), or by the
+        caller's :meth:`IsolatedJob.kill` (``error`` says which).
     out_of_memory
         The child raised ``MemoryError`` (its memory cap was hit).
     error
@@ -269,14 +270,23 @@ class IsolatedJob:
         assert self.outcome is not None
         return self.outcome
 
-    def kill(self) -> IsolatedOutcome:
-        """Stop the child now (if it is still running) and return its outcome."""
+    def kill(self, why: str | None = None) -> IsolatedOutcome:
+        """Stop the child now (if it is still running) and return its outcome; a child still
+        running is reported ``killed``, with error ``why`` (default :data:`KILLED_EARLY`).
+
+        Examples
+        --------
+        >>> job = start_isolated(lambda: time.sleep(30))
+        >>> out = job.kill("stopped: the other search proved the optimum first")
+        >>> out.killed, out.error
+        (True, 'stopped: the other search proved the optimum first')
+        """
         if self.outcome is None:
-            self._finish(killed=True)
+            self._finish(killed=True, why=why or KILLED_EARLY)
         assert self.outcome is not None
         return self.outcome
 
-    def _finish(self, *, killed: bool) -> None:
+    def _finish(self, *, killed: bool, why: str | None = None) -> None:
         os.close(self.rfd)
         self.rfd = -1
         if killed:
@@ -287,13 +297,21 @@ class IsolatedJob:
                     os.kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
         self.outcome = _outcome(b"".join(self.chunks), status, killed,
-                                time.monotonic() - self.t0)
+                                time.monotonic() - self.t0, why)
 
 
-def _outcome(data: bytes, status: int, killed: bool, seconds: float) -> IsolatedOutcome:
-    """What the child's bytes and exit status say."""
+#: ``IsolatedOutcome.error`` of a child killed at its deadline (plus grace).
+KILLED_AT_DEADLINE = "killed at the deadline"
+#: ``IsolatedOutcome.error`` of a child stopped by :meth:`IsolatedJob.kill` before it returned.
+KILLED_EARLY = "stopped by the caller before the deadline"
+
+
+def _outcome(data: bytes, status: int, killed: bool, seconds: float,
+             why: str | None = None) -> IsolatedOutcome:
+    """What the child's bytes and exit status say (``why``: the reason a kill is reported
+    with, :data:`KILLED_AT_DEADLINE` unless given)."""
     if killed:
-        return IsolatedOutcome(killed=True, error="killed at the deadline", seconds=seconds)
+        return IsolatedOutcome(killed=True, error=why or KILLED_AT_DEADLINE, seconds=seconds)
     try:
         payload = pickle.loads(data)
     except Exception:

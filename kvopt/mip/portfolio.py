@@ -60,7 +60,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
-from kvopt.core.isolate import IsolatedJob, start_isolated
+from kvopt.core.isolate import KILLED_AT_DEADLINE, IsolatedJob, start_isolated
 from kvopt.core.limits import Deadline
 from kvopt.core.progress import note
 from kvopt.core.schedule import Schedule
@@ -307,9 +307,30 @@ class _BoundJob:
 
 def _no_result(out: Any) -> str:
     """Why a child process of the portfolio returned nothing (``out``: its
-    :class:`~kvopt.core.isolate.IsolatedOutcome`)."""
-    return ("killed at the deadline" if out.killed else "out of its RAM budget"
-            if out.out_of_memory else (out.error.strip().splitlines() or ["?"])[-1])
+    :class:`~kvopt.core.isolate.IsolatedOutcome`): the reason it was killed with (at the
+    deadline, or stopped because the other search proved the optimum), out of memory, or the
+    last line of its error.
+
+    Examples
+    --------
+    >>> from kvopt.core.isolate import KILLED_AT_DEADLINE, IsolatedOutcome
+    >>> _no_result(IsolatedOutcome(killed=True, error=KILLED_AT_DEADLINE))
+    'killed at the deadline'
+    >>> _no_result(IsolatedOutcome(killed=True, error=CP_PROVED))
+    'stopped: CP-SAT proved the optimum first'
+    >>> _no_result(IsolatedOutcome(out_of_memory=True, error="MemoryError"))
+    'out of its RAM budget'
+    """
+    if out.killed:
+        return str(out.error)
+    return ("out of its RAM budget" if out.out_of_memory
+            else (out.error.strip().splitlines() or ["?"])[-1])
+
+
+#: Why the exact path's state search (the bound's child) is stopped when CP-SAT proves first.
+CP_PROVED = "stopped: CP-SAT proved the optimum first"
+#: Why the exact path's CP-SAT child is stopped when the state search proves first.
+SEARCH_PROVED = "stopped: the state search proved the optimum first"
 
 
 class _SecondSearch:
@@ -440,9 +461,9 @@ def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes:
             break
         time.sleep(0.05)
     if res is None:
-        res = cp.kill()
-    if bound.job is not None and (bound.decided() or (res.ok and res.value.status == "optimal")):
-        bound._collect(bound.job.kill())
+        res = cp.kill(SEARCH_PROVED if bound.decided() else KILLED_AT_DEADLINE)
+    if bound.job is not None and res.ok and res.value.status == "optimal":
+        bound._collect(bound.job.kill(CP_PROVED))
     bound.finish()
     best = _cp_outcome(rec, best, res)
     if bound.found is not None:
@@ -456,9 +477,7 @@ def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes:
 def _cp_outcome(rec: _Record, best: dict[str, Any], out: Any) -> dict[str, Any]:
     """CP-SAT's schedule and bounds (``cp:solver``, ``cp:lp``) from its child process."""
     if not out.ok:
-        why = "stopped (the other search proved the optimum, or the limit)" if out.killed \
-            else (out.error.strip().splitlines() or ["?"])[-1]
-        rec.bounds["cp"] = {"value": None, "status": "skipped", "reason": why}
+        rec.bounds["cp"] = {"value": None, "status": "skipped", "reason": _no_result(out)}
         return best
     res = out.value
     for name in ("solver", "lp"):

@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from kvopt import Instance
 from kvopt.cli.main import main
 from kvopt.core.generators import model1
+from kvopt.core.instance import load_instance
+from kvopt.core.isolate import KILLED_AT_DEADLINE
 from kvopt.core.limits import Deadline
 from kvopt.mip import portfolio, solve
 from kvopt.mip.certify import bound_report
@@ -31,6 +33,31 @@ def test_default_solve_is_optimal_on_small_instances(inst):
     res = solve(inst, time_limit=30)
     assert res.solver == "auto" and res.report is not None and res.report.ok
     assert res.status == "optimal" and res.objective == _opt(inst)
+    _no_deadline_kill_reported(res)
+
+
+def _no_deadline_kill_reported(res) -> None:
+    """A call that proved the optimum long before its limit says why a child was stopped."""
+    assert res.runtime_s < 20
+    for name, b in res.bounds.items():
+        assert b.get("reason") != KILLED_AT_DEADLINE, (name, b)
+
+
+def test_exact_path_says_why_a_child_was_stopped():
+    """``kvopt solve`` on a tiny instance proved optimal in about a second had printed
+    "intervals skipped (killed at the deadline)": the bound's child was stopped because CP-SAT
+    proved the optimum first. The child that lost the race now says so."""
+    res = solve(load_instance("instances/tiny/mcsf-suboptimal-distinct.json"),
+                time_limit=60)
+    assert res.status == "optimal" and res.model["path"] == "exact"
+    _no_deadline_kill_reported(res)
+    reasons = {name: res.bounds[name].get("reason") for name in ("intervals", "cp")
+               if res.bounds.get(name, {}).get("status") == "skipped"}
+    assert set(reasons.values()) <= {portfolio.CP_PROVED, portfolio.SEARCH_PROVED}, reasons
+    if reasons.get("intervals") == portfolio.CP_PROVED:
+        assert res.bounds["cp:solver"]["value"] == pytest.approx(res.objective)
+    if reasons.get("cp") == portfolio.SEARCH_PROVED:
+        assert res.bounds["search"]["solver_status"] == "optimal"
 
 
 @given(small_instances(max_n=5))
