@@ -1,6 +1,8 @@
-"""Every script in ``benchmarks/`` answers ``--help`` with its usage and exit status 0 (rule 5:
-nothing a user types ends in a traceback; ``mip_frontier_dual.py --help`` once read ``--help``
-as a records file and died on a FileNotFoundError). Bad arguments get one error, exit 2."""
+"""Every script in ``benchmarks/`` and every report generator under ``reports/`` answers
+``--help`` with its usage and exit status 0 (rule 5: nothing a user types ends in a traceback;
+``mip_frontier_dual.py --help`` once read ``--help`` as a records file and died on a
+FileNotFoundError, and the report generators ignored it and ran). Bad arguments get one error,
+exit 2."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if p.name != "__init__.py")
+REPORT_SCRIPTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "reports").rglob("*.py")
+                        if "__main__" in p.read_text())
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -23,11 +27,12 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_scripts_are_found():
     assert len(SCRIPTS) >= 20 and "mip_frontier_dual.py" in SCRIPTS
+    assert "reports/steptime/before_after.py" in REPORT_SCRIPTS
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", [f"benchmarks/{s}" for s in SCRIPTS] + REPORT_SCRIPTS)
 def test_help_prints_usage(script):
-    r = _run(f"benchmarks/{script}", "--help")
+    r = _run(script, "--help")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "usage" in r.stdout.lower()
     assert "Traceback" not in r.stderr

@@ -68,4 +68,8 @@ def main() -> None:
               f"worst {_pct(e['worst'])} (n = {e['n']}).")
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__,  # no options: --help says what it prints
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -83,4 +83,8 @@ def main():
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__,  # no options: --help says what it prints
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()
