@@ -37,8 +37,9 @@ def test_default_solve_is_optimal_on_small_instances(inst):
 
 
 def _no_deadline_kill_reported(res) -> None:
-    """A call that proved the optimum long before its limit says why a child was stopped."""
-    assert res.runtime_s < 20
+    """A call that proved the optimum says why a child was stopped: the proof, not the
+    deadline (no wall-clock threshold here, so a slow host cannot fail it)."""
+    assert res.status == "optimal"
     for name, b in res.bounds.items():
         assert b.get("reason") != KILLED_AT_DEADLINE, (name, b)
 
