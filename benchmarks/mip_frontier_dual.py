@@ -81,6 +81,8 @@ def root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, i
 
 
 def _parser() -> argparse.ArgumentParser:
+    from kvopt.cli.common import float_in
+
     p = argparse.ArgumentParser(
         prog="mip_frontier_dual.py",
         description="The interval LP's dual gap (and, with --root-cuts, HiGHS's root-cut bound) "
@@ -88,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("records", metavar="RECORDS.json",
                    help="records of benchmarks/mip_frontier_cpu.py "
                         "(reports/mip/frontier_cpu_v2.json)")
-    p.add_argument("--root-cuts", metavar="S", type=float, default=None,
+    p.add_argument("--root-cuts", metavar="S", type=float_in(0, lo_open=True), default=None,
                    help="also run HiGHS's root node on each instance, at most S seconds (> 0)")
     return p
 
@@ -100,8 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     root_s = args.root_cuts
-    if root_s is not None and not (math.isfinite(root_s) and root_s > 0):
-        parser.error(f"--root-cuts: must be a positive number of seconds, got {root_s:g}")
     try:
         records = json.loads(Path(args.records).read_text())["records"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
