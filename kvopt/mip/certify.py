@@ -11,6 +11,7 @@ from typing import Any
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
+from kvopt.mip.result import integral_bound
 
 #: ``lp="auto"``: the exact LP up to this ``n * T`` (and within the RAM budget) ...
 AUTO_EXACT_MAX_SIZE = 200_000
@@ -84,7 +85,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         timing["intervals"] = time.perf_counter() - t2
     valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
     best_name = max(valid, key=valid.__getitem__)
-    best_bound = math.ceil(valid[best_name] - 1e-9)
+    best_bound = integral_bound(valid[best_name])
     obj = best["objective"]
     gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,

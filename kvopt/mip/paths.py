@@ -48,7 +48,7 @@ from kvopt.mip.bounds.combinatorial import combinatorial_bounds, leave_one_out_d
 from kvopt.mip.bounds.relaxations import lp_bound
 from kvopt.mip.model.builder import FORMULATIONS, build_milp, decode_starts
 from kvopt.mip.model.sizing import SizeEstimate, check_memory, memory_refusal
-from kvopt.mip.result import Formulation, SolveResult, SolverName, SolveStatus
+from kvopt.mip.result import Formulation, SolveResult, SolverName, SolveStatus, integral_bound
 
 #: CP-SAT models of :mod:`kvopt.mip.model.cpmodel` (need the ``cpsat`` backend): ``cp``, plus
 #: the level-1/2 cores (``cp+cores``), plus the exact pairwise lags (``cp+pairs``), plus a
@@ -528,12 +528,12 @@ def _finish(instance: Instance, res: BackendResult, starts: NDArray[np.int64] | 
     objective = None if best is None else best[1].objective
     bounds = [lb0] + ([res.bound] if res.status != "infeasible" and math.isfinite(res.bound)
                       else [])
-    bound = max(bounds)
+    bound = integral_bound(max(bounds))
     if objective is not None:
-        if bound > objective + 1e-6:
-            notes.append(f"bound {bound} above a validated objective {objective}: bug")
+        if bound > objective:
+            notes.append(f"bound {max(bounds)} above a validated objective {objective}: bug")
             status = "error"
-        elif status == "time_limit" and math.ceil(bound - 1e-6) >= objective:
+        elif status == "time_limit" and bound >= objective:
             status = "optimal"
     gap = None
     if objective is not None and status in ("optimal", "time_limit"):

@@ -65,7 +65,7 @@ from kvopt.core.limits import Deadline
 from kvopt.core.progress import note
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_profile_fits, check_schedule
-from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.result import SolveResult, SolveStatus, integral_bound
 
 #: The exact path is taken for instances with at most this many requests, if their interval
 #: LP is small too (:func:`exact_path_fits`): the state search proves all 10 n = 14-16
@@ -192,7 +192,7 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     rec.steps = {"before_solve_s": round(started, 3), **rec.steps}
     best: dict[str, Any] = {"starts": starts, "objective": values[src], "source": src,
                             "points": points}
-    if math.ceil(_best_bound(rec)[1] - 1e-9) >= best["objective"]:
+    if integral_bound(_best_bound(rec)[1]) >= best["objective"]:
         return _result(instance, best, rec, "incumbents")
     if path not in (None, "exact", "portfolio"):
         from kvopt.core.errors import UsageError
@@ -549,7 +549,8 @@ def _result(instance: Instance, best: dict[str, Any], rec: _Record, path: str
     """Validate the best schedule; status, bound and gap from the record."""
     t = time.monotonic()
     starts: NDArray[np.int64] = best["starts"]
-    name, bound = _best_bound(rec)
+    name, raw = _best_bound(rec)
+    bound = integral_bound(raw)
     sched = Schedule.from_starts(instance, starts, source=f"mip:auto:{best['source']}",
                                  claimed_objective=instance.tel_of_starts(starts),
                                  meta={"solver": "auto", "formulation": path})
@@ -557,12 +558,11 @@ def _result(instance: Instance, best: dict[str, Any], rec: _Record, path: str
     if not rep.ok:  # pragma: no cover - every producer validates its schedules
         raise RuntimeError(f"the portfolio's best schedule is invalid: {rep}")
     obj = float(rep.objective or 0.0)
-    if bound > obj + 1e-6:  # pragma: no cover - a bound above a schedule is a bug
-        rec.notes.append(f"bound {bound} ({name}) above a validated objective {obj}: bug")
+    if bound > obj:  # pragma: no cover - a bound above a schedule is a bug
+        rec.notes.append(f"bound {raw} ({name}) above a validated objective {obj}: bug")
         status = SolveStatus.ERROR
     else:
-        status = (SolveStatus.OPTIMAL if math.ceil(bound - 1e-6) >= obj
-                  else SolveStatus.TIME_LIMIT)
+        status = SolveStatus.OPTIMAL if bound >= obj else SolveStatus.TIME_LIMIT
     gap = 0.0 if status is SolveStatus.OPTIMAL else max(obj - bound, 0.0) / max(obj, 1.0)
     sched = sched.with_meta(status=str(status), bound=bound, gap=gap)
     rec.steps["validate_s"] = round(time.monotonic() - t, 3)

@@ -9,6 +9,7 @@ search :func:`kvopt.mip.search.improve.improve`, the goodput program of
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,8 +34,9 @@ class SolveStatus(StrEnum):
     """Status of a solve. A ``str`` enum: ``SolveStatus.OPTIMAL == "optimal"`` and it is written
     to JSON as its value.
 
-    ``OPTIMAL`` only when the proof holds (``ceil(bound) >= objective``); ``TIME_LIMIT`` with an
-    incumbent, a bound and a gap; ``INFEASIBLE``; ``ERROR``.
+    ``OPTIMAL`` only when the proof holds (``integral_bound(bound) >= objective``,
+    :func:`integral_bound`); ``TIME_LIMIT`` with an incumbent, a bound and a gap;
+    ``INFEASIBLE``; ``ERROR``.
 
     Examples
     --------
@@ -49,6 +51,29 @@ class SolveStatus(StrEnum):
 
     def __repr__(self) -> str:  # shown as the plain string it compares equal to
         return repr(self.value)
+
+
+def integral_bound(bound: float) -> float:
+    """A lower bound on a total latency, rounded up to an integer: ``ceil(bound - tol)`` with
+    ``tol = max(1e-6, 1e-9 |bound|)`` (room for the rounding in a solver's sums); ``-inf``,
+    ``inf`` and ``nan`` unchanged.
+
+    Valid because the total latency of every schedule of a slotted instance is an integer
+    (starts, arrivals and outputs are whole slots), so ``OPT >= bound`` gives
+    ``OPT >= ceil(bound)``. Every producer of :mod:`kvopt.mip` that reports a bound on TEL
+    rounds it here, and so does ``kvopt bound``
+    (:func:`kvopt.mip.certify.bound_report`): the default ``kvopt solve`` and ``kvopt bound``
+    print the same figure for the same LP. A proof of optimality is ``integral_bound(bound)
+    >= objective``.
+
+    Examples
+    --------
+    >>> integral_bound(5645.31), integral_bound(5645.0000004), integral_bound(-math.inf)
+    (5646.0, 5645.0, -inf)
+    """
+    if not math.isfinite(bound):
+        return float(bound)
+    return float(math.ceil(bound - max(1e-6, 1e-9 * abs(bound))))
 
 
 #: Raw backend statuses (the values of :class:`SolveStatus`).
@@ -67,7 +92,8 @@ class SolveResult:
     objective
         Validated total end-to-end latency of ``schedule`` (``None`` without incumbent).
     bound
-        Best proven lower bound on OPT (solver bound or combinatorial bound).
+        Best proven lower bound on OPT (solver bound or combinatorial bound); on total latency
+        rounded up to an integer (:func:`integral_bound`), the raw values are in ``bounds``.
     gap
         ``(objective - bound) / objective`` (0 when optimal, ``None`` without both).
     schedule

@@ -44,7 +44,7 @@ from kvopt.core.progress import Progress
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_schedule, memory_profile
 from kvopt.mip.bounds.combinatorial import combinatorial_bound
-from kvopt.mip.result import SolveResult, SolveStatus
+from kvopt.mip.result import SolveResult, SolveStatus, integral_bound
 from kvopt.mip.search.starts import (  # noqa: F401 - sgs_decode, starting_points: here too
     best_start,
     serial_starts,
@@ -552,7 +552,7 @@ class _Goal:
             self.lb = max(self.lb, new)
         if self.stop is not None and self.stop():
             return math.inf
-        return math.ceil(self.lb - 1e-9)
+        return integral_bound(self.lb)
 
 
 def _list_phase(instance: Instance, best: NDArray[np.int64], rng: np.random.Generator,
@@ -673,8 +673,8 @@ def _improve_result(instance: Instance, best: NDArray[np.int64], seed: int,
     rep = check_schedule(instance, sched)
     if not rep.ok:  # pragma: no cover - every move keeps feasibility
         raise RuntimeError(f"improve produced an invalid schedule: {rep}")
-    lb_int = math.ceil(lb - 1e-9)
-    status = SolveStatus.OPTIMAL if best_v <= lb_int else SolveStatus.TIME_LIMIT
+    lb = integral_bound(lb)
+    status = SolveStatus.OPTIMAL if best_v <= lb else SolveStatus.TIME_LIMIT
     gap = 0.0 if status is SolveStatus.OPTIMAL else max(best_v - lb, 0.0) / max(best_v, 1.0)
     sched = sched.with_meta(status=status, bound=lb, gap=gap)
     model = {"start_objective": start_v, "starting_points": values, "start_source": src,
