@@ -48,3 +48,15 @@ def test_frontier_dual_refuses_bad_input(argv, field):
     assert r.returncode == 2
     assert field in r.stderr and "Traceback" not in r.stderr
     assert r.stdout == ""
+
+
+def test_lp_orders_summary_is_its_command_output():
+    """``reports/mip/lp_orders_summary.txt`` is what its command prints from the committed
+    table (section 10.11 quotes it); bad input is refused with one error, exit 2."""
+    r = _run("benchmarks/mip_lp_orders.py", "--summarise", "reports/mip/lp_orders.txt")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout == (ROOT / "reports/mip/lp_orders_summary.txt").read_text()
+    for argv, field in ((["--summarise", "no/such.txt"], "--summarise"),
+                        (["--alphas", "1.5"], "--alphas"), (["--only", "nope"], "--only")):
+        r = _run("benchmarks/mip_lp_orders.py", *argv)
+        assert r.returncode == 2 and field in r.stderr and r.stdout == "", argv
