@@ -1,13 +1,14 @@
 """Issue 22, figure 2, primal side: do orders read from the interval LP give better schedules?
 
-Classical rounding of a time-indexed LP (alpha points; Hall, Schulz, Shmoys and Wein 1997)
-orders the jobs by the slot at which a share ``alpha`` of each job's LP mass has started and
-list-schedules them. If the interval LP (the bound of every paper-scale certificate,
-``reports/mip/README.md`` section 7.3) were close to a good schedule, its orders would be
-good starting points for the improvement search. For each committed paper-scale instance
-(``reports/mip/paper_scale/NAME.json`` and its certificate ``NAME.best.json``, re-validated)
-this solves the LP of :func:`kvopt.mip.bounds.intervals.interval_bound` (windows from the
-certificate's TEL; row-differenced form, interior point with crossover) and decodes, by
+Classical rounding of a time-indexed LP (alpha points, as in Phillips, Stein and Wein 1998,
+and Goemans et al. 2002) orders the jobs by the slot at which a share ``alpha`` of each
+job's LP mass has started and list-schedules them. If the interval LP (the bound of every
+paper-scale certificate, ``reports/mip/README.md`` section 7.3) were close to a good
+schedule, its orders would be good starting points for the improvement search. For each
+committed paper-scale instance (``reports/mip/paper_scale/NAME.json`` and its certificate
+``NAME.best.json``, re-validated) this solves the LP of
+:func:`kvopt.mip.bounds.intervals.interval_bound` (windows from the certificate's TEL;
+row-differenced form, interior point with crossover) and decodes, by
 :func:`kvopt.mip.search.starts.sgs_decode`, the requests sorted by
 
 - their alpha point, for alpha in ``--alphas`` (a group of ``m`` identical requests holds
