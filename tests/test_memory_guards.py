@@ -233,3 +233,27 @@ def test_an_lns_step_model_above_the_budget_is_refused_and_the_search_goes_on():
         small = improve(inst, time_limit=2, seed=1, list_share=0.0)
     assert small.report.ok and small.model["lns_steps"] >= 1
     assert small.model["lns_improving_steps"] == 0
+
+
+def test_memavailable_is_read_at_most_once_per_ttl(monkeypatch):
+    """The default budget reads ``/proc/meminfo`` once per ``MEMINFO_TTL_S`` (a small
+    simulation checks several allocations), and again once the TTL has passed."""
+    from kvopt.core import limits
+
+    reads = []
+    real_open = open
+
+    def counting_open(path, *args, **kwargs):
+        if path == "/proc/meminfo":
+            reads.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    monkeypatch.setattr(limits, "_meminfo_cache", None)
+    first = limits._meminfo_available()
+    for _ in range(20):
+        assert limits._meminfo_available() == first
+    assert len(reads) == 1
+    monkeypatch.setattr(limits, "MEMINFO_TTL_S", 0.0)
+    limits._meminfo_available()
+    assert len(reads) == 2

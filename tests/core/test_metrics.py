@@ -62,3 +62,19 @@ def test_infeasible_schedule_is_flagged():
     m = compute_metrics(INST, Schedule.from_starts(INST, [0, 1, 8]))
     assert not m.feasible
     assert m.peak_memory == 12
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_peak_memory_is_the_same_with_and_without_the_check(seed):
+    """With ``check=True`` the peak comes from the checker's own memory profile (computed
+    once); without, from :func:`kvopt.core.validate.schedule_memory`: the same number, and
+    every other field too."""
+    from kvopt.core.generators import model1
+    from kvopt.sim import simulate
+
+    inst = model1(seed, n=30)
+    sched = simulate(inst, "mcsf").schedule
+    checked, unchecked = compute_metrics(inst, sched), compute_metrics(inst, sched, check=False)
+    assert checked.feasible and unchecked.feasible is None
+    assert checked.peak_memory == unchecked.peak_memory > 0
+    assert {**vars(checked), "feasible": None} == vars(unchecked)
