@@ -37,7 +37,6 @@ guards the floating-point comparison.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +50,7 @@ from kvopt.mip.bounds.intervals import add_interval_rows, interval_families
 from kvopt.mip.bounds.lagrangian import lagrangian_reduced_costs
 from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 from kvopt.mip.model.builder import build_milp
+from kvopt.mip.result import integral_bound
 
 
 @dataclass
@@ -150,4 +150,4 @@ def reduced_cost_domains(
                         "lp_s": res.info["lp_s"], "lp_form": lp_form,
                         "lp_method": lp_method,
                         "seconds": round(time.perf_counter() - t0, 3),
-                        "bound_ceil": math.ceil(bound - 1e-9)})
+                        "bound_ceil": integral_bound(bound)})

@@ -87,6 +87,7 @@ from numpy.typing import NDArray
 
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.result import integral_bound
 
 #: Nodes expanded between two looks at the deadline.
 CHECK_EVERY = 256
@@ -369,7 +370,7 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
         expanded += 1
         if expanded % CHECK_EVERY == 0 and (dl.expired() or len(best) > max_states):
             status = "time_limit" if dl.expired() else "state_limit"
-            return result(status, None, None, float(math.ceil(seen - 1e-9)))
+            return result(status, None, None, integral_bound(seen))
         if any(cnt[k] and sp.hi[k] < t for k in range(K)):
             continue                          # a request missed its window: TEL > UB
         arrived = [k for k in range(K) if sp.ta[k] <= t]
