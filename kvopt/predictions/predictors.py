@@ -39,6 +39,7 @@ __all__ = [
     "LogTPredictor",
     "PredictionCost",
     "RefinedPredictor",
+    "RefreshCache",
     "hash_normal",
     "lognormal_point",
     "noisy_point",
@@ -46,18 +47,43 @@ __all__ = [
 
 Float = NDArray[np.float64]
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+# the hash's constants, made once (a numpy scalar built per call costs as much as an add)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
+_MUL2 = np.uint64(0x94D049BB133111EB)
+_SEED_MUL = np.uint64(0x100000001B3)
+_J_MUL = np.uint64(0xD6E8FEB86659FD93)
+_S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
 
 
 def _splitmix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """SplitMix64's finaliser of ``x + golden`` (wrapping uint64 arithmetic).
+
+    The reference form of :func:`_mix_inplace`'s callers (kept for the tests)."""
     with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+        z = x + _GOLDEN
+        z = (z ^ (z >> _S30)) * _MUL1
+        z = (z ^ (z >> _S27)) * _MUL2
+        return z ^ (z >> _S31)
+
+
+def _mix_inplace(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """:func:`_splitmix` of ``z - golden``, overwriting ``z`` (a fresh array) instead of
+    making a temporary per operation; the caller holds ``np.errstate(over="ignore")``."""
+    z += _GOLDEN
+    z ^= z >> _S30
+    z *= _MUL1
+    z ^= z >> _S27
+    z *= _MUL2
+    z ^= z >> _S31
+    return z
 
 
 def hash_normal(seed: int, i: ArrayLike, j: ArrayLike) -> Float:
     """Standard normal values that are a deterministic function of ``(seed, i, j)``.
+
+    Computed as ``ndtri(u)`` of ``u = (h >> 11 + 1/2) / 2^53``, ``h`` the SplitMix64 hash
+    ``mix(mix(seed * F + mix(i)) ^ (j + 2) * J)``; ``i`` and ``j`` broadcast.
 
     Examples
     --------
@@ -68,9 +94,12 @@ def hash_normal(seed: int, i: ArrayLike, j: ArrayLike) -> Float:
     ii = np.asarray(i, dtype=np.int64).astype(np.uint64)
     jj = (np.asarray(j, dtype=np.int64) + 2).astype(np.uint64)
     with np.errstate(over="ignore"):
-        h = _splitmix(np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x100000001B3) + _splitmix(ii))
-        h = _splitmix(h ^ (jj * np.uint64(0xD6E8FEB86659FD93)))
-    u = ((h >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+        h = _mix_inplace(ii)  # ii is a fresh array (astype copies)
+        h += np.uint64(seed & 0xFFFFFFFF) * _SEED_MUL
+        h = _mix_inplace(h)
+        h = h ^ (jj * _J_MUL)  # (not in place: j may broadcast i to a larger shape)
+        h = _mix_inplace(h)
+    u = ((h >> _S11).astype(np.float64) + 0.5) / float(1 << 53)
     from scipy import special  # on first use: importing the simulator loads no scipy
 
     return special.ndtri(u)
@@ -153,16 +182,32 @@ class RefinedPredictor:
         k = int(self.every)
         return (np.asarray(age, dtype=np.int64) // k) * k
 
-    def estimate(self, ids: ArrayLike, output: ArrayLike, age: ArrayLike) -> Float:
-        """The prediction made at age ``age`` (a refresh point) of the remaining length."""
+    def persistent(self, ids: ArrayLike) -> Float:
+        """The persistent per-request errors ``B_i`` (standard normal) of ``ids``.
+
+        Examples
+        --------
+        >>> p = RefinedPredictor(seed=3)
+        >>> bool(np.array_equal(p.persistent([4, 9]), hash_normal(3, [4, 9], [-1, -1])))
+        True
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        return hash_normal(self.seed, ids, np.full(ids.shape, -1))
+
+    def estimate(self, ids: ArrayLike, output: ArrayLike, age: ArrayLike,
+                 persistent: Float | None = None) -> Float:
+        """The prediction made at age ``age`` (a refresh point) of the remaining length.
+
+        ``persistent``, when given, is :meth:`persistent` of ``ids`` (computed once by a
+        caller that asks for the same requests again, :class:`RefreshCache`)."""
         ids = np.asarray(ids, dtype=np.int64)
         o = np.asarray(output, dtype=np.float64)
         a = np.asarray(age, dtype=np.float64)
         rem = np.maximum(o - a, 0.0)
         if self.sigma0 > 0:
             j = np.asarray(age, dtype=np.int64) // int(self.every)
-            z = (np.sqrt(self.rho) * hash_normal(self.seed, ids, np.full(ids.shape, -1))
-                 + np.sqrt(1 - self.rho) * hash_normal(self.seed, ids, j))
+            b = self.persistent(ids) if persistent is None else persistent
+            z = (np.sqrt(self.rho) * b + np.sqrt(1 - self.rho) * hash_normal(self.seed, ids, j))
             sig = self.sigma0 * np.clip(1.0 - a / np.maximum(o, 1.0), 0.0, 1.0)
             rem = rem * np.exp(sig * z)
         if self.bins:
@@ -187,6 +232,76 @@ class RefinedPredictor:
         """Short description."""
         return (f"refined(sigma0={self.sigma0:g},rho={self.rho:g},every={self.every},"
                 f"bins={self.bins},max_len={self.max_len:g})")
+
+
+class RefreshCache:
+    """A :class:`RefinedPredictor`'s estimates at the next refreshes of each request, kept in
+    per-request arrays.
+
+    A prediction changes only at a refresh (every ``every`` tokens); between refreshes
+    :meth:`RefinedPredictor.remaining` counts the estimate down. A simulation asks for the
+    remaining lengths of the running requests at every decision, and at almost every one some
+    running request has reached a new refresh. :meth:`remaining` therefore computes, for a
+    request whose refresh is not in the table, the estimates of its next ``ahead`` refreshes
+    in one vectorized call (and the persistent errors once per request), so that a request
+    costs one call per ``ahead`` refreshes instead of one per decision. Its values equal
+    :meth:`RefinedPredictor.remaining`'s bit for bit (an estimate is a function of the
+    request, its output and the refresh age only).
+
+    Parameters
+    ----------
+    predictor
+        The predictor.
+    output
+        True output length of every request (indexed by request id).
+    ahead
+        Refreshes computed per request at a time (the table holds ``n * ahead`` floats;
+        default: 32, fewer for more than 2^16 requests, at least 1).
+
+    Examples
+    --------
+    >>> p = RefinedPredictor(sigma0=0.5, every=4, bins=0, seed=1)
+    >>> o = np.array([40, 90, 7])
+    >>> c = RefreshCache(p, o)
+    >>> ids, age = np.array([0, 2]), np.array([5, 6])
+    >>> bool(np.array_equal(c.remaining(ids, age), p.remaining(ids, o[ids], age)))
+    True
+    """
+
+    def __init__(self, predictor: RefinedPredictor, output: ArrayLike,
+                 ahead: int | None = None) -> None:
+        self.predictor = predictor
+        self.output = np.asarray(output)
+        n = self.output.shape[0]
+        self.every = int(predictor.every)
+        self.ahead = (max(1, min(32, (1 << 21) // max(n, 1))) if ahead is None
+                      else int(ahead))
+        if self.ahead < 1:
+            raise UsageError("ahead", f"must be >= 1, got {ahead}")
+        # refresh index (age // every) of each row's first column; far below 0 = no row yet
+        self.first = np.full(n, np.iinfo(np.int64).min // 2, dtype=np.int64)
+        self.table = np.zeros((n, self.ahead), dtype=np.float64)
+        self.persist = (predictor.persistent(np.arange(n)) if predictor.sigma0 > 0
+                        else None)
+        self.steps = np.arange(self.ahead, dtype=np.int64)
+
+    def remaining(self, ids: NDArray[np.int64], age: NDArray[np.int64]) -> Float:
+        """``predictor.remaining(ids, output[ids], age)`` for distinct ``ids``."""
+        a = np.asarray(age, dtype=np.int64)
+        j = a // self.every  # the latest refresh's index; its age is j * every
+        col = j - self.first[ids]
+        stale = (col < 0) | (col >= self.ahead)
+        if stale.any():
+            sid, js = ids[stale], j[stale]
+            grid = js[:, None] + self.steps  # refresh indices j .. j + ahead - 1
+            rows = np.repeat(sid, self.ahead)
+            est = self.predictor.estimate(
+                rows, self.output[rows], grid.reshape(-1) * self.every,
+                persistent=None if self.persist is None else self.persist[rows])
+            self.table[sid] = est.reshape(sid.shape[0], self.ahead)
+            self.first[sid] = js
+            col[stale] = 0
+        return np.maximum(self.table[ids, col] - (a - j * self.every), 0.0)
 
 
 @dataclass(frozen=True)

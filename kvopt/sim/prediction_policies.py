@@ -86,7 +86,7 @@ from numpy.typing import NDArray
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.predictions.distributions import LogNormal, LogT, TruncationMode
-from kvopt.predictions.predictors import RefinedPredictor
+from kvopt.predictions.predictors import RefinedPredictor, RefreshCache
 from kvopt.sim.engine import Decision, SimState, WaitQueue
 from kvopt.sim.policies import (
     GreedyPolicy,
@@ -178,6 +178,10 @@ class RankPolicy(Policy):
         else:
             self.limit = np.floor(self.C * self.r0 + 1e-9).astype(np.int64)
         self.attained = np.zeros(st.n, dtype=np.int64)  # tokens of earlier, lost runs
+        # refined ranks: each request's estimate at its latest refresh, recomputed only when
+        # the refresh moves (equal to predictor.remaining)
+        self.refresh = (None if self.predictor is None
+                        else RefreshCache(self.predictor, st.o))
         self.stats = {"preemptions": 0, "overflow_evictions": 0}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
@@ -191,9 +195,9 @@ class RankPolicy(Policy):
 
     def _ranks(self, st: SimState, run: NDArray[np.int64], age: NDArray[np.int64]
                ) -> NDArray[np.float64]:
-        if self.predictor is None:
+        if self.refresh is None:
             return self.r0[run] - age
-        return self.predictor.remaining(run, st.o[run], age)
+        return self.refresh.remaining(run, age)
 
     def decide(self, st: SimState) -> Decision:
         t, s, M = st.t, st.s, st.M

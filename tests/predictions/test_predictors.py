@@ -79,3 +79,75 @@ def test_workload_is_seeded_and_prompts_repeat_with_different_lengths():
     assert x[: x.size // 10].sum() / x.sum() > 0.3
     with pytest.raises(UsageError, match="rate"):
         heavy_tailed_workload(10, rate=0)
+
+
+def _splitmix_reference(x):
+    """SplitMix64's finaliser of ``x + golden``, one Python int at a time."""
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def test_hash_normal_matches_a_scalar_reference():
+    from scipy import special
+
+    rng = np.random.default_rng(5)
+    m = (1 << 64) - 1
+    for seed in (0, 7, 2**33 + 5):
+        i = rng.integers(0, 10**6, 40)
+        j = rng.integers(-1, 3000, 40)
+        want = []
+        for a, b in zip(i.tolist(), j.tolist(), strict=True):
+            h = _splitmix_reference(((seed & 0xFFFFFFFF) * 0x100000001B3
+                                     + _splitmix_reference(a)) & m)
+            h = _splitmix_reference(h ^ (((b + 2) * 0xD6E8FEB86659FD93) & m))
+            want.append(special.ndtri(((h >> 11) + 0.5) / float(1 << 53)))
+        assert np.array_equal(hash_normal(seed, i, j), np.array(want))
+    # broadcasting and a scalar pair
+    assert hash_normal(3, np.arange(6).reshape(2, 3), np.arange(3)).shape == (2, 3)
+    assert hash_normal(3, 4, 5) == hash_normal(3, [4], [5])[0]
+
+
+@pytest.mark.parametrize("every,ahead,sigma0,bins", [
+    (1, None, 0.5, 10), (8, None, 0.8, 10), (3, 1, 0.5, 0), (5, 4, 0.0, 10), (2, 7, 1.0, 0)])
+def test_refresh_cache_equals_remaining(every, ahead, sigma0, bins):
+    """The table of precomputed refreshes gives predictor.remaining's values bit for bit,
+    whatever the order of the calls, with ages that restart and jump."""
+    from kvopt.predictions import RefreshCache
+
+    rng = np.random.default_rng(every * 10 + (ahead or 0))
+    n = 60
+    o = rng.integers(1, 300, n)
+    p = RefinedPredictor(sigma0=sigma0, rho=0.4, every=every, bins=bins, max_len=256.0,
+                         seed=11)
+    c = RefreshCache(p, o, ahead=ahead)
+    age = np.zeros(n, dtype=np.int64)
+    for _ in range(300):
+        ids = np.sort(rng.choice(n, size=int(rng.integers(0, 15)), replace=False))
+        age[ids] += rng.integers(0, 4, ids.shape[0])  # decisions every few tokens
+        back = ids[rng.random(ids.shape[0]) < 0.05]
+        age[back] = 0  # a restart
+        jump = ids[rng.random(ids.shape[0]) < 0.05]
+        age[jump] += rng.integers(0, 200, jump.shape[0])
+        got = c.remaining(ids, age[ids])
+        assert np.array_equal(got, p.remaining(ids, o[ids], age[ids]))
+    with pytest.raises(UsageError):
+        RefreshCache(p, o, ahead=0)
+
+
+def test_noise_values_are_pinned():
+    """The values of the noise hash and of a refined prediction (as computed before the hash
+    and the refresh table were made faster): a change to either changes every TRAIL run."""
+    from kvopt.predictions import RefreshCache
+
+    assert hash_normal(7, [0, 1, 12345], [-1, 0, 40]).tolist() == [
+        -0.3946397100617845, -1.2269315460130077, -1.785419229162374]
+    p = RefinedPredictor(sigma0=0.8, rho=0.5, every=8, bins=0, seed=7)
+    want = [41.20488828804178, 319.47258494984976, 1.710043677864988]
+    assert p.remaining([3, 4, 5], [100, 250, 40], [0, 17, 39]).tolist() == want
+    o = np.zeros(6, dtype=np.int64)
+    o[[3, 4, 5]] = [100, 250, 40]
+    got = RefreshCache(p, o).remaining(np.array([3, 4, 5]), np.array([0, 17, 39]))
+    assert got.tolist() == want
