@@ -15,6 +15,7 @@ def _brute_fit(fp, t, s, q, M, until):
 
 def test_earliest_fit_matches_brute_force():
     rng = np.random.default_rng(0)
+    seen = set()  # which of earliest_fit's paths the cases reach
     for _ in range(1500):
         fp = FutureProfile(16)
         t = int(rng.integers(0, 5))
@@ -26,7 +27,11 @@ def test_earliest_fit_matches_brute_force():
         last = fp.last_nonzero(t)
         until = int(rng.integers(t + 1, last + 3))
         assert earliest_fit(fp, t, s, q, M, until) == _brute_fit(fp, t, s, q, M, until)
-        assert earliest_fit(fp, t, s, q, M) == _brute_fit(fp, t, s, q, M, max(last, t + 1))
+        got = earliest_fit(fp, t, s, q, M)
+        assert got == _brute_fit(fp, t, s, q, M, max(last, t + 1))
+        if last > t + 1:  # the next step at once, a later one, or none before ``last``
+            seen.add("next" if got == t + 1 else "none" if got == last else "later")
+    assert seen == {"next", "later", "none"}
 
 
 def test_profile_equals_predicted_profile():
