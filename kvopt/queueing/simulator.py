@@ -151,7 +151,7 @@ def simulate_jobs(policy: str, arrivals: np.ndarray, sizes: np.ndarray, preds: n
     al, xl, yl = A.tolist(), X.tolist(), Y.tolist()
     dep = [0.0] * n
     rem = xl[:]  # remaining work
-    heap: list = []
+    heap: list[tuple[float, int]] = []  # (rank, job): ties go to the earlier arrival
     push, pop = heapq.heappush, heapq.heappop
     t = 0.0
     cur = -1  # running job
@@ -162,35 +162,27 @@ def simulate_jobs(policy: str, arrivals: np.ndarray, sizes: np.ndarray, preds: n
     area = 0.0
     peak = 0.0
     inf = math.inf
-
-    def rank_now(j: int) -> float:
-        a = xl[j] - rem[j]
-        if nonpre:
-            return _NEG
-        if age_rank:
-            if trail and a >= C * yl[j]:
-                return _NEG
-            return yl[j] - a
-        return yl[j]
-
+    # (one loop iteration per event; the rank of the running job, the window clipping and
+    # the job's age are written out inline: this loop is the simulator's whole cost)
     i = 0
     while i < n or cur >= 0 or heap:
         t_next = al[i] if i < n else inf
         if cur < 0 and heap:
-            _, _, cur = pop(heap)
-            a = xl[cur] - rem[cur]
-            mem_q -= a
+            cur = pop(heap)[1]
+            mem_q -= xl[cur] - rem[cur]
         if cur >= 0:
-            a0 = xl[cur] - rem[cur]
-            fin = t + rem[cur]
+            rc_ = rem[cur]
+            a0 = xl[cur] - rc_
+            fin = t + rc_
             end = fin if fin <= t_next else t_next
-            d = end - t
-            # memory integral over [t, end] clipped to the window
-            c0, c1 = max(t, lo_t), min(end, hi_t)
+            # memory integral over [t, end] clipped to the window (as max(t, lo_t),
+            # min(end, hi_t))
+            c0 = lo_t if lo_t > t else t
+            c1 = hi_t if hi_t < end else end
             if c1 > c0:
                 u0, u1 = a0 + (c0 - t), a0 + (c1 - t)
                 area += (c1 - c0) * mem_q + (u1 * u1 - u0 * u0) / 2
-            m_end = mem_q + a0 + d
+            m_end = mem_q + a0 + (end - t)
             if m_end > peak:
                 peak = m_end
             if fin <= t_next:
@@ -199,23 +191,29 @@ def simulate_jobs(policy: str, arrivals: np.ndarray, sizes: np.ndarray, preds: n
                 dep[cur] = t
                 cur = -1
                 continue
-            rem[cur] -= d
+            rem[cur] = rc_ - (end - t)
             t = t_next
         else:
             t = t_next
         # arrival of job i at time t
         yi = 0.0 if p == "fcfs" else yl[i]
         if cur >= 0:
-            rc = rank_now(cur)
-            if yi < rc:  # strict: the older job wins ties
+            # the running job's rank now (non-increasing while it is served)
+            if nonpre:
+                rc = _NEG
+            elif age_rank:
                 a = xl[cur] - rem[cur]
-                mem_q += a
-                push(heap, (rc, cur, cur))
+                rc = _NEG if trail and a >= C * yl[cur] else yl[cur] - a
+            else:
+                rc = yl[cur]
+            if yi < rc:  # strict: the older job wins ties
+                mem_q += xl[cur] - rem[cur]
+                push(heap, (rc, cur))
                 cur = i
             else:
-                push(heap, (yi, i, i))
+                push(heap, (yi, i))
         else:
-            push(heap, (yi, i, i))
+            push(heap, (yi, i))
         i += 1
     resp = np.asarray(dep) - A
     return resp, float(area / max(hi_t - lo_t, 1e-300)), float(peak)

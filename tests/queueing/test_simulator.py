@@ -187,3 +187,24 @@ def test_default_quadrature_accuracy():
         assert abs(a / b - 1) < 1e-6
 
 
+
+
+@pytest.mark.parametrize("policy,C", [("trail", 0.2), ("trail", 1.0), ("sprpt", None),
+                                      ("spjf", None), ("pspjf", None)])
+def test_event_loop_equals_the_reference_loop(policy, C):
+    """The inlined event loop gives the reference loop's responses, memory average and peak
+    bit for bit, on random jobs with ties and a memory window inside the run."""
+    from tests.queueing.reference import simulate_jobs_reference
+
+    rng = np.random.default_rng(len(policy) + int(10 * (C or 0)))
+    for n in (1, 2, 50, 3000):
+        a = np.cumsum(rng.exponential(1.0, n))
+        a[1::7] = a[0::7][: a[1::7].size]  # simultaneous arrivals
+        a = np.sort(a)
+        x = rng.exponential(0.8, n)
+        y = np.round(x * rng.exponential(1.0, n), 1)  # rounded: tied predictions
+        window = (float(a[n // 5]), float(a[-1])) if n > 5 else None
+        got = simulate_jobs(policy, a, x, y, C, t_window=window)
+        lo, hi = window if window is not None else (float(a[0]), float(a[-1]))
+        want = simulate_jobs_reference(policy, a, x, y, C, lo, hi)
+        assert np.array_equal(got[0], want[0]) and got[1:] == want[1:]
