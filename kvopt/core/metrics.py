@@ -23,7 +23,7 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import Schedule
 from kvopt.core.slo import evaluate_goodput
-from kvopt.core.validate import check_schedule, schedule_memory
+from kvopt.core.validate import FeasibilityReport, check_schedule, schedule_memory
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,8 @@ def _summary(instance: Instance, schedule: Schedule, clock: bool) -> dict[str, f
             "tpot_mean": float(tpot), "makespan": float(t_done.max())}
 
 
-def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = True) -> Metrics:
+def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = True,
+                    report: FeasibilityReport | None = None) -> Metrics:
     """Compute :class:`Metrics` of ``schedule``.
 
     Parameters
@@ -143,6 +144,10 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
         The pair to evaluate.
     check
         Run :func:`check_schedule` first and record ``feasible`` (``None`` when not checked).
+    report
+        :func:`check_schedule`'s report of this very pair, when the caller has it already
+        (:func:`kvopt.sim.simulate` validates before it measures): used as the check's (its
+        ``feasible`` and, when feasible, its peak memory), instead of checking again.
 
     Examples
     --------
@@ -155,8 +160,11 @@ def compute_metrics(instance: Instance, schedule: Schedule, *, check: bool = Tru
     >>> m = compute_metrics(inst, timed)
     >>> m.unit, m.total_latency, round(m.total_latency_s, 6)
     ('step', 12.0, 1.2)
+    >>> rep = check_schedule(inst, timed)
+    >>> compute_metrics(inst, timed, check=False, report=rep) == m
+    True
     """
-    rep = check_schedule(instance, schedule) if check else None
+    rep = report if report is not None else check_schedule(instance, schedule) if check else None
     feasible = None if rep is None else rep.ok
     clock = schedule.times is not None or not instance.is_slotted
     own = _summary(instance, schedule, clock=not instance.is_slotted)

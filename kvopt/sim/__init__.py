@@ -16,7 +16,6 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -321,11 +320,12 @@ def simulate(
                      source=f"sim:{name}", meta=meta, max_batch=max_batch,
                      prediction_cost=prediction_cost, config=config)
     sched = res.schedule
+    rep = None
     if validate:
-        check_schedule(instance, sched).raise_if_invalid()
-    metrics = compute_metrics(instance, sched, check=False)
-    if validate:  # checked above (an invalid schedule raised)
-        metrics = dataclasses.replace(metrics, feasible=True)
+        rep = check_schedule(instance, sched)
+        rep.raise_if_invalid()
+    # with the check's report: feasible, and its memory profile's peak (not computed again)
+    metrics = compute_metrics(instance, sched, check=False, report=rep)
     # the validator's objective, in the instance's unit (slots even with times, else seconds)
     sched = sched.replace(claimed_objective=metrics.total_latency)
     stats = dict(res.stats)

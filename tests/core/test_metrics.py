@@ -78,3 +78,22 @@ def test_peak_memory_is_the_same_with_and_without_the_check(seed):
     assert checked.feasible and unchecked.feasible is None
     assert checked.peak_memory == unchecked.peak_memory > 0
     assert {**vars(checked), "feasible": None} == vars(unchecked)
+
+
+@pytest.mark.parametrize("policy,kw", [("mcsf", {}), ("fcfs", {"preemption": "recompute"}),
+                                       ("amin", {"step_time": "a100-llama2-70b-tp2"})])
+def test_simulate_measures_with_its_own_check(policy, kw):
+    """``simulate`` hands its validator's report to compute_metrics (the memory profile is
+    computed once): its metrics equal a separate checked compute_metrics field by field, and
+    an unvalidated run says it was not checked."""
+    from kvopt.core.generators import model1
+    from kvopt.sim import simulate
+
+    inst = model1(3, n=40)
+    r = simulate(inst, policy, **kw)
+    assert vars(r.metrics) == vars(compute_metrics(inst, r.schedule))
+    assert r.metrics.feasible and r.metrics.peak_memory > 0
+    rep = check_schedule(inst, r.schedule)
+    assert vars(compute_metrics(inst, r.schedule, check=False, report=rep)) == vars(r.metrics)
+    unchecked = simulate(inst, policy, validate=False, **kw).metrics
+    assert unchecked.feasible is None and {**vars(r.metrics), "feasible": None} == vars(unchecked)
