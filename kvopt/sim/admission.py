@@ -160,7 +160,7 @@ def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory:
     base = profile.window(t + 1, span)  # slots t+2 .. t+1+span
     # t' = t + 1 first (the usual answer in a simulation: the head fits at the next step):
     # slots t+2 .. t+1+pred, where the candidate would hold prompt + d at d = 1 .. pred
-    if int((base[:pred] + profile.d(pred)).max()) <= memory - prompt:
+    if pred > 0 and int((base[:pred] + profile.d(pred)).max()) <= memory - prompt:
         return t + 1
     g = base + np.arange(t + 2, t + 2 + span, dtype=np.int64)
     k = last - t  # number of t' to test
