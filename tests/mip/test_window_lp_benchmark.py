@@ -1,0 +1,95 @@
+"""``benchmarks/mip_window_lp.py`` (reports/mip/README.md section 10.12): the window
+configuration LP is a relaxation, so on tiny instances it lies between the interval LP
+(whose rows its master keeps) and the brute-force optimum, at every slack cost; bad input is
+refused with one error, exit 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kvopt.core.instance import Instance
+from kvopt.mip.bounds.intervals import interval_bound
+from tests.bruteforce import brute_force_opt
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load():
+    path = ROOT / "benchmarks" / "mip_window_lp.py"
+    spec = importlib.util.spec_from_file_location("_bench_mip_window_lp", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+WL = _load()
+
+
+def _instance(seed: int) -> Instance:
+    """Five or six requests, memory within 2 of the largest peak: the interval LP is below
+    OPT on most of them."""
+    rng = np.random.default_rng([seed, 1212])
+    n = int(rng.integers(5, 7))
+    out = rng.integers(2, 8, size=n)
+    pr = rng.integers(0, 4, size=n)
+    if seed % 3 == 0:                      # identical requests: an aggregated group
+        out[1], pr[1] = out[0], pr[0]
+    M = int((pr + out).max() + rng.integers(0, 3))
+    return Instance(memory=M, arrival=[0] * n, prompt=pr.tolist(), output=out.tolist())
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Per tiny instance: OPT, the interval LP and the window LP's converged values at slack
+    costs 1 and 50 (windows of 2-4 slots; the columns seeded with OPT's schedule on even
+    seeds, from slacks alone on odd ones). Seeds whose brute force is quick; the interval LP
+    is below OPT on seven of the eight."""
+    out = []
+    for seed in (0, 3, 4, 5, 8, 9, 10, 11):
+        inst = _instance(seed)
+        opt, starts = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+        lp = interval_bound(inst, upper=opt, time_limit=30).bound
+        width = 2 + seed % 3
+        r = WL.window_bound(inst, float(opt), width, max(1, width // 2), 60.0,
+                            starts=np.asarray(starts) if seed % 2 == 0 else None,
+                            bigs=(1.0, 50.0))
+        out.append((seed, opt, lp, r))
+    return out
+
+
+def test_window_lp_between_interval_lp_and_opt(runs):
+    for seed, opt, lp, r in runs:
+        assert [b for b, _, _ in r["levels"]] == [1.0, 50.0], seed     # both converged
+        values = [v for _, v, _ in r["levels"]]
+        assert all(v <= opt + 1e-6 for v in values), (seed, values, opt)
+        assert values[0] <= values[1] + 1e-6, (seed, values)           # monotone in the cost
+        assert values[1] >= lp - 1e-6, (seed, values, lp)
+
+
+def test_window_lp_cuts_the_interval_lp(runs):
+    """A relaxation that never moves would pass the test above: where the interval LP is
+    below OPT, the window LP is strictly above it on most of these instances."""
+    gap = [(lp, r) for _, opt, lp, r in runs if lp < opt - 0.5]
+    assert len(gap) >= 6
+    assert sum(r["levels"][1][1] > lp + 0.1 for lp, r in gap) >= len(gap) - 1
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["no/such/records.json"], "RECORDS.json"),
+    (["reports/mip/frontier_cpu_v2.json", "--stride", "1.5"], "--stride"),
+])
+def test_window_lp_refuses_bad_input(argv, field):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "benchmarks/mip_window_lp.py", *argv], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert field in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == ""
