@@ -122,15 +122,12 @@ class WindowLP:
         n_link = r - data.n_rows
         self.conv0 = r
         nw = len(self.windows)
-        h.addRows(n_link, np.zeros(n_link), np.full(n_link, inf), 0, np.zeros(0, np.int32),
-                  np.zeros(0, np.int32), np.zeros(0))
+        # one -x[g, k] entry per linking row, in window order
+        seen_cols = np.concatenate([cols for _, cols in self.windows]).astype(np.int32)
+        h.addRows(n_link, np.zeros(n_link), np.full(n_link, inf), n_link,
+                  np.arange(n_link, dtype=np.int32), seen_cols, np.full(n_link, -1.0))
         h.addRows(nw, np.full(nw, -inf), np.ones(nw), 0, np.zeros(0, np.int32),
                   np.zeros(0, np.int32), np.zeros(0))
-        # -x entries into the linking rows (change coefficients column by column)
-        for w_i, (_, cols) in enumerate(self.windows):
-            base = self.link0[w_i]
-            for i, c in enumerate(cols):
-                h.changeCoeff(base + i, int(c), -1.0)
         # slacks e, one per linking row
         h.addCols(n_link, np.full(n_link, big), np.zeros(n_link), np.full(n_link, inf),
                   n_link, np.arange(n_link, dtype=np.int32),
@@ -159,35 +156,42 @@ class WindowLP:
         idx = np.arange(self.n_x, self.n_x + self.n_link, dtype=np.int32)
         self.h.changeColsCost(idx.size, idx, np.full(idx.size, float(big)))
 
+    def _pi(self, w_i: int, dual: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The duals of window ``w_i``'s linking rows (one per column it sees)."""
+        return dual[self.link0[w_i]: self.link0[w_i] + self.windows[w_i][1].size]
+
+    def _items(self, w_i: int, pi: NDArray[np.float64], tol: float
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """The pricing's items of window ``w_i``: the positions (among the columns it sees)
+        with ``pi > tol``, their groups, and their memory at every slot of the window
+        (items x slots)."""
+        t0, cols = self.windows[w_i]
+        cand = np.flatnonzero(pi > tol)
+        g, k = self.cg[cols[cand]], self.ck[cols[cand]]
+        age = np.arange(t0, t0 + self.width)[None, :] - k[:, None]
+        on = (age >= 1) & (age <= self.o[g][:, None])
+        return cand, g, np.where(on, self.s[g][:, None] + age, 0)
+
     def reduced_cost(self, w_i: int, y: NDArray[np.int64], dual: NDArray[np.float64]) -> float:
         """Reduced cost of configuration ``y`` of window ``w_i`` at row duals ``dual``."""
-        _, cols = self.windows[w_i]
-        pi = dual[self.link0[w_i]: self.link0[w_i] + cols.size]
-        return float(-(pi @ y) - dual[self.conv0 + w_i])
+        return float(-(self._pi(w_i, dual) @ y) - dual[self.conv0 + w_i])
 
     def greedy(self, w_i: int, dual: NDArray[np.float64], tol: float = 1e-7
                ) -> list[NDArray[np.int64]]:
         """Configurations of window ``w_i`` built greedily (items by ``pi`` and by ``pi`` per
         unit of memory, each taken while it fits): a cheap pricing heuristic whose columns
         join the master only when their reduced cost is negative."""
-        t0, cols = self.windows[w_i]
-        pi = dual[self.link0[w_i]: self.link0[w_i] + cols.size]
-        cand = np.flatnonzero(pi > tol)
+        pi = self._pi(w_i, dual)
+        cand, g, mem = self._items(w_i, pi, tol)
         if cand.size == 0:
             return []
-        cc = cols[cand]
-        g, k = self.cg[cc], self.ck[cc]
-        ts = np.arange(t0, t0 + self.width)
-        age = ts[None, :] - k[:, None]
-        on = (age >= 1) & (age <= self.o[g][:, None])
-        mem = np.where(on, self.s[g][:, None] + age, 0)          # items x slots
         out = []
         for key in (-pi[cand], -pi[cand] / np.maximum(mem.sum(axis=1), 1),
                     -pi[cand] / np.maximum(mem.max(axis=1), 1)):
             order = np.argsort(key, kind="stable")
             load = np.zeros(self.width, dtype=np.int64)
             used: dict[int, int] = {}
-            y = np.zeros(cols.size, dtype=np.int64)
+            y = np.zeros(pi.size, dtype=np.int64)
             for it in order:
                 gi = int(g[it])
                 while used.get(gi, 0) < self.size[gi] and (load + mem[it] <= self.M).all():
@@ -209,8 +213,7 @@ class WindowLP:
 
     def slack_total(self) -> float:
         sol = np.asarray(self.h.getSolution().col_value)
-        n_x = self.data.n_cols
-        return float(sol[n_x: n_x + self.n_link].sum())
+        return float(sol[self.n_x: self.n_x + self.n_link].sum())
 
     def price(self, w_i: int, dual: NDArray[np.float64], sigma: float,
               tol: float = 1e-7) -> tuple[NDArray[np.int64] | None, float]:
@@ -218,25 +221,18 @@ class WindowLP:
         upper bound on the best configuration's value ``P_W`` (the MIP's dual bound)."""
         from scipy.optimize import Bounds, LinearConstraint, milp
 
-        t0, cols = self.windows[w_i]
-        pi = dual[self.link0[w_i]: self.link0[w_i] + cols.size]
-        cand = np.flatnonzero(pi > tol)
-        ub = float((pi[cand] * self.size[self.cg[cols[cand]]]).sum())
+        pi = self._pi(w_i, dual)
+        cand, g, mem_items = self._items(w_i, pi, tol)
+        ub = float((pi[cand] * self.size[g]).sum())
         if cand.size == 0 or ub <= -sigma + tol:
             return None, ub
-        cc = cols[cand]
-        g, k = self.cg[cc], self.ck[cc]
-        ts = np.arange(t0, t0 + self.width)
-        age = ts[None, :] - k[:, None]
-        on = (age >= 1) & (age <= self.o[g][:, None])
-        mem = np.where(on, self.s[g][:, None] + age, 0).T.astype(np.float64)   # slots x items
+        mem = mem_items.T.astype(np.float64)                  # slots x items
         keep = mem.sum(axis=1) > 0
-        cons = [LinearConstraint(mem[keep], -np.inf, self.M)]
         ug, inv = np.unique(g, return_inverse=True)
-        if True:
-            G = np.zeros((ug.size, cand.size))
-            G[inv, np.arange(cand.size)] = 1.0
-            cons.append(LinearConstraint(G, -np.inf, self.size[ug].astype(np.float64)))
+        G = np.zeros((ug.size, cand.size))
+        G[inv, np.arange(cand.size)] = 1.0
+        cons = [LinearConstraint(mem[keep], -np.inf, self.M),
+                LinearConstraint(G, -np.inf, self.size[ug].astype(np.float64))]
         res = milp(-pi[cand], constraints=cons, integrality=np.ones(cand.size),
                    bounds=Bounds(0, self.size[g].astype(np.float64)),
                    options={"disp": False, "mip_rel_gap": 0.0})
@@ -247,7 +243,7 @@ class WindowLP:
         yv = np.rint(res.x).astype(np.int64)
         if float(pi[cand] @ yv) <= -sigma + tol:
             return None, ub
-        y = np.zeros(cols.size, dtype=np.int64)
+        y = np.zeros(pi.size, dtype=np.int64)
         y[cand] = yv
         return y, ub
 
@@ -255,19 +251,13 @@ class WindowLP:
 def schedule_configs(wl: WindowLP, starts: NDArray[np.int64]) -> None:
     """Seed every window with the configuration of a feasible schedule (if within the
     model's windows)."""
-    col_of: dict[tuple[int, int], int] = {}
-    for c in range(wl.cg.size):
-        col_of[int(wl.cg[c]), int(wl.ck[c])] = c
-    counts: dict[int, int] = {}
-    for g, members in enumerate(wl.data.groups):
-        for j in members:
-            col = col_of.get((g, int(starts[j])))
-            if col is None:
-                return
-            counts[col] = counts.get(col, 0) + 1
+    from kvopt.mip.model.builder import encode_starts
+
+    x = encode_starts(wl.cg, wl.ck, wl.data.groups, starts)
+    if x is None:
+        return
     for w_i, (_, cols) in enumerate(wl.windows):
-        y = np.array([counts.get(int(c), 0) for c in cols], dtype=np.int64)
-        wl.add_config(w_i, y)
+        wl.add_config(w_i, np.rint(x[cols]).astype(np.int64))
 
 
 def window_bound(inst: Any, upper: float, width: int, stride: int, seconds: float,

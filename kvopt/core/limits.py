@@ -268,7 +268,7 @@ def _meminfo_available() -> int | None:
                     value = int(line.split()[1]) * 1024
                     break
     except (OSError, ValueError, IndexError):
-        value = None
+        pass                                   # value stays None: no reading
     _meminfo_cache = (now, value)
     return value
 

@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 Float = NDArray[np.float64]
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 # the hash's constants, made once (a numpy scalar built per call costs as much as an add)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -56,20 +55,10 @@ _J_MUL = np.uint64(0xD6E8FEB86659FD93)
 _S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
 
 
-def _splitmix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """SplitMix64's finaliser of ``x + golden`` (wrapping uint64 arithmetic).
-
-    The reference form of :func:`_mix_inplace`'s callers (kept for the tests)."""
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> _S30)) * _MUL1
-        z = (z ^ (z >> _S27)) * _MUL2
-        return z ^ (z >> _S31)
-
-
 def _mix_inplace(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """:func:`_splitmix` of ``z - golden``, overwriting ``z`` (a fresh array) instead of
-    making a temporary per operation; the caller holds ``np.errstate(over="ignore")``."""
+    """SplitMix64's finaliser of ``z + golden`` (wrapping uint64 arithmetic), overwriting ``z``
+    (a fresh array) instead of making a temporary per operation; the caller holds
+    ``np.errstate(over="ignore")``."""
     z += _GOLDEN
     z ^= z >> _S30
     z *= _MUL1
