@@ -99,12 +99,15 @@ def _allocate(lag: NDArray[np.float64], weights: NDArray[np.float64]
 
     m = lag.shape[0]
     ii, jj = np.nonzero(np.isfinite(lag))
-    rows = np.arange(ii.size)
-    A1 = sp.csr_matrix((np.concatenate([np.ones(ii.size), -np.ones(ii.size)]),
-                        (np.concatenate([rows, rows]), np.concatenate([ii, m + jj]))),
-                       shape=(ii.size, 2 * m))
-    A2 = sp.hstack([-sp.identity(m), sp.identity(m)]).tocsr()   # alpha - beta <= 0
-    A = sp.vstack([A1, A2]).tocsr()
+    # rows [0, K): beta_i - alpha_j <= lag[i, j]; rows [K, K + m): alpha - beta <= 0
+    # (one coo -> csr build; stacking the two blocks cost more than the tiny LPs themselves)
+    K = ii.size
+    rows = np.arange(K)
+    diag = np.arange(m)
+    A = sp.csr_matrix((np.concatenate([np.ones(K), -np.ones(K), -np.ones(m), np.ones(m)]),
+                       (np.concatenate([rows, rows, K + diag, K + diag]),
+                        np.concatenate([ii, m + jj, diag, m + diag]))),
+                      shape=(K + m, 2 * m))
     b = np.concatenate([lag[ii, jj].astype(np.float64), np.zeros(m)])
     c = np.concatenate([-weights, weights])
     bounds: list[tuple[float | None, float | None]] = [(None, None)] * (2 * m)
