@@ -384,7 +384,11 @@ class LogT(LogLocationScale):
         return _special().stdtr(self.nu, -np.asarray(z, dtype=np.float64))
 
     def std_ppf(self, u: ArrayLike) -> Float:
-        return _stats().t.ppf(np.asarray(u, dtype=np.float64), self.nu)
+        # scipy.stats.t.ppf is stdtrit(nu, u) behind a generic argument check that cost more
+        # than the quadrature calling it; stdtrit returns +inf at u = 0, the wrapper -inf
+        u = np.asarray(u, dtype=np.float64)
+        z = _special().stdtrit(self.nu, u)
+        return np.where(u == 0, -np.inf, z)[()] if (u == 0).any() else z
 
     def std_sample(self, size: Any, rng: np.random.Generator) -> Float:
         return rng.standard_t(self.nu, size)
