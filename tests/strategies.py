@@ -1,5 +1,7 @@
 """Hypothesis strategies for small instances, shared by the mip, cross and SLO tests."""
 
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvopt import Instance
@@ -56,3 +58,14 @@ def engine_options(name, inst):
     if name == "vllm":
         return {"block_size": next(b for b in (4, 2, 1) if inst.memory % b == 0)}
     return {}
+
+
+def default_and_slow(body, default, full, **strategies):
+    """Two Hypothesis tests of one ``body``: ``default`` examples for the default run and
+    ``full`` for ``-m slow`` (``@given(**strategies)``, no deadline). Assign both to
+    module-level ``test_*`` names; the slow one runs the default one's examples and more."""
+    def make(n):
+        return settings(max_examples=n, deadline=None,
+                        suppress_health_check=[HealthCheck.too_slow])(given(**strategies)(body))
+
+    return make(default), pytest.mark.slow(make(full))

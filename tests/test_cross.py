@@ -17,7 +17,12 @@ from kvopt.mip.bounds.preemptive import solve_preemptive
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
 from tests.bruteforce import brute_force_opt, brute_force_preemptive_opt
-from tests.strategies import engine_options, slo_instances, small_instances
+from tests.strategies import (
+    default_and_slow,
+    engine_options,
+    slo_instances,
+    small_instances,
+)
 
 POLICY_NAMES = sorted(p for p in POLICIES if p != "replay")
 
@@ -42,10 +47,12 @@ def assert_every_policy_at_least(inst, opt, seed, preemption="restart"):
         assert rep.objective >= opt, (name, rep.objective, opt)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
-       seed=st.integers(0, 2**16))
-def test_opt_is_below_every_policy(inst, seed):
+#: random small instances with interval predictions and a policy seed
+CROSS = {"inst": small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
+         "seed": st.integers(0, 2**16)}
+
+
+def _opt_is_below_every_policy(inst, seed):
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     res = solve(inst, solver="highs", time_limit=30)
     assert res.status == "optimal"
@@ -53,16 +60,23 @@ def test_opt_is_below_every_policy(inst, seed):
     assert_every_policy_at_least(inst, opt, seed)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
-       seed=st.integers(0, 2**16))
-def test_cp_exact_opt_is_below_every_policy(inst, seed):
+# 40 examples in the default run (~0.17 s each), 100 with -m slow
+test_opt_is_below_every_policy, test_opt_is_below_every_policy_100 = default_and_slow(
+    _opt_is_below_every_policy, 40, 100, **CROSS)
+
+
+def _cp_exact_opt_is_below_every_policy(inst, seed):
     # the CP-SAT model with reduced-cost fixing and the primal search (cp+exact)
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     res = solve(inst, solver="cpsat", formulation="cp+exact", time_limit=30)
     assert res.status == "optimal"
     assert check_schedule(inst, res.schedule).objective == opt
     assert_every_policy_at_least(inst, opt, seed)
+
+
+# 10 examples in the default run (~0.6 s each), 25 with -m slow
+test_cp_exact_opt_is_below_every_policy, test_cp_exact_opt_is_below_every_policy_25 = (
+    default_and_slow(_cp_exact_opt_is_below_every_policy, 10, 25, **CROSS))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -154,9 +168,7 @@ def test_preemptive_opt_is_below_prediction_policies_with_noise(inst, seed):
         assert rep.objective >= pre, (name, opts, rep.objective, pre)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=slo_instances(predictions=True), seed=st.integers(0, 2**16))
-def test_goodput_opt_is_above_every_policy(inst, seed):
+def _goodput_opt_is_above_every_policy(inst, seed):
     """Mixed-SLO instances with a batch limit: the offline goodput optimum (validated) is >=
     every policy's validated goodput."""
     res = solve(inst, objective="goodput", solver="highs", time_limit=30)
@@ -173,3 +185,9 @@ def test_goodput_opt_is_above_every_policy(inst, seed):
         rep = check_schedule(inst, sim.schedule)
         assert rep.ok, (name, str(rep))
         assert rep.goodput.token_goodput <= opt + 1e-9, (name, rep.goodput.token_goodput, opt)
+
+
+# 25 examples in the default run (~0.23 s each), 60 with -m slow
+test_goodput_opt_is_above_every_policy, test_goodput_opt_is_above_every_policy_60 = (
+    default_and_slow(_goodput_opt_is_above_every_policy, 25, 60,
+                     inst=slo_instances(predictions=True), seed=st.integers(0, 2**16)))
