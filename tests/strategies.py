@@ -60,12 +60,13 @@ def engine_options(name, inst):
     return {}
 
 
-def default_and_slow(body, default, full, **strategies):
+def default_and_slow(body, default, full, full_strategies=None, **strategies):
     """Two Hypothesis tests of one ``body``: ``default`` examples for the default run and
-    ``full`` for ``-m slow`` (``@given(**strategies)``, no deadline). Assign both to
-    module-level ``test_*`` names; the slow one runs the default one's examples and more."""
-    def make(n):
+    ``full`` for ``-m slow`` (``@given(**strategies)``, no deadline; ``full_strategies``
+    replaces some strategies in the slow one). Assign both to module-level ``test_*`` names."""
+    def make(n, strats):
         return settings(max_examples=n, deadline=None,
-                        suppress_health_check=[HealthCheck.too_slow])(given(**strategies)(body))
+                        suppress_health_check=[HealthCheck.too_slow])(given(**strats)(body))
 
-    return make(default), pytest.mark.slow(make(full))
+    return (make(default, strategies),
+            pytest.mark.slow(make(full, {**strategies, **(full_strategies or {})})))

@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvopt import Instance
 from kvopt.cli.main import main
@@ -18,7 +18,7 @@ from kvopt.core.limits import Deadline
 from kvopt.mip import portfolio, solve
 from kvopt.mip.certify import bound_report
 from tests.bruteforce import brute_force_opt
-from tests.strategies import small_instances
+from tests.strategies import default_and_slow, small_instances
 
 SEED1 = "instances/synthetic/model1-seed1.json"
 
@@ -27,9 +27,7 @@ def _opt(inst: Instance) -> float:
     return float(brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)[0])
 
 
-@given(small_instances(max_n=5))
-@settings(max_examples=25, deadline=None)
-def test_default_solve_is_optimal_on_small_instances(inst):
+def _default_solve_is_optimal_on_small_instances(inst):
     res = solve(inst, time_limit=30)
     assert res.solver == "auto" and res.report is not None and res.report.ok
     assert res.status == "optimal" and res.objective == _opt(inst)
@@ -61,11 +59,12 @@ def test_exact_path_says_why_a_child_was_stopped():
         assert res.bounds["search"]["solver_status"] == "optimal"
 
 
-@given(small_instances(max_n=5))
-@settings(max_examples=25, deadline=None)
-def test_portfolio_bound_below_opt_below_schedule(inst):
-    """The portfolio path forced on small instances: bound <= OPT <= its schedule."""
-    res = portfolio.solve_auto(inst, deadline=Deadline(20), ram_bytes=2**30, path="portfolio")
+def _portfolio_bound_below_opt_below_schedule(inst, limit_s):
+    """The portfolio path forced on small instances: bound <= OPT <= its schedule. Where the
+    interval LP stays below OPT (about one instance in ten) the path's search cannot prove
+    its schedule and runs to ``limit_s``."""
+    res = portfolio.solve_auto(inst, deadline=Deadline(limit_s), ram_bytes=2**30,
+                               path="portfolio")
     opt = _opt(inst)
     assert res.bound is not None and res.objective is not None
     assert res.bound <= opt + 1e-6 <= res.objective + 1e-6
@@ -73,6 +72,17 @@ def test_portfolio_bound_below_opt_below_schedule(inst):
     assert res.model["path"] in ("incumbents", "portfolio")
     assert (res.status == "optimal") == (res.objective <= res.bound)
     _bound_is_the_best_record_rounded_up(res)
+
+
+# 10 examples each in the default run (~0.35 s, ~0.6 s each), 25 with -m slow
+test_default_solve_is_optimal_on_small_instances, test_default_solve_is_optimal_25 = (
+    default_and_slow(_default_solve_is_optimal_on_small_instances, 10, 25,
+                     inst=small_instances(max_n=5)))
+# a 6 s limit in the default run (the interval LP's child answers in ~1 s), 20 s with -m slow
+test_portfolio_bound_below_opt_below_schedule, test_portfolio_bound_below_opt_25 = (
+    default_and_slow(_portfolio_bound_below_opt_below_schedule, 10, 25,
+                     inst=small_instances(max_n=5), limit_s=st.just(6),
+                     full_strategies={"limit_s": st.just(20)}))
 
 
 def _bound_is_the_best_record_rounded_up(res) -> None:
