@@ -18,6 +18,8 @@ from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, DeadlineExpired, check_allocation
 from kvopt.core.schedule import Schedule
 
+_MAX = np.maximum.reduce
+
 
 def predicted_profile(
     t: int,
@@ -109,7 +111,8 @@ def try_admit(window: NDArray[np.int64], d: NDArray[np.int64], prompt: int, pred
     """
     seg = window[:pred]
     trial = seg + (d[:pred] + prompt)
-    if not force and (int(trial.max()) > memory or int(trial[0]) + extra_next > memory):
+    # (np.maximum.reduce: ndarray.max without its Python-level wrapper, called per candidate)
+    if not force and (int(_MAX(trial)) > memory or int(trial[0]) + extra_next > memory):
         return False
     seg[:] = trial
     return True
