@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvopt import Instance, Schedule, check_schedule, load_schedule
 from kvopt.core.validate import VIOLATION_KINDS, schedule_memory
 from tests.replay import KINDS, replay
+from tests.strategies import default_and_slow
 
 
 def _slots_for(tokens, k, P, paused, evicted_tail):
@@ -99,9 +99,7 @@ def _build(case):
     return inst, sched
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=mode_schedules())
-def test_validator_equals_slot_by_slot_replay(case):
+def _validator_equals_slot_by_slot_replay(case):
     inst, sched = _build(case)
     kinds, total, gpu = replay(case["M"], case["a"], case["s"], case["o"], case["runs"],
                                preemption=case["mode"], block_size=case["b"],
@@ -117,6 +115,11 @@ def test_validator_equals_slot_by_slot_replay(case):
     # the JSON round trip keeps everything
     again = Schedule.from_dict(json.loads(json.dumps(sched.to_dict())))
     assert again.same_runs(sched)
+
+
+# 500 examples in the default run (~8 ms each), 1500 with -m slow
+test_validator_equals_slot_by_slot_replay, test_validator_equals_slot_by_slot_replay_1500 = (
+    default_and_slow(_validator_equals_slot_by_slot_replay, 500, 1500, case=mode_schedules()))
 
 
 INST = Instance(memory=10, arrival=[0, 0], prompt=[2, 1], output=[3, 4])
