@@ -68,6 +68,8 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from mip_window_lp import Windows
+
 
 @dataclasses.dataclass
 class Cut:
@@ -80,89 +82,8 @@ class Cut:
     excess: float
 
 
-class WindowSeparator:
-    """The windows of an interval model and their hull separation (module docstring)."""
-
-    def __init__(self, inst: Any, data: Any, width: int, stride: int) -> None:
-        self.M = int(inst.memory)
-        reps = np.array([int(g[0]) for g in data.groups])
-        self.size = np.array([g.size for g in data.groups], dtype=np.int64)
-        self.s = inst.prompt.astype(np.int64)[reps]
-        self.o = inst.output.astype(np.int64)[reps]
-        cg, ck = data.col_group, data.col_start
-        assert cg is not None and ck is not None
-        self.cg, self.ck = cg.astype(np.int64), ck.astype(np.int64)
-        first = self.ck + 1
-        last = self.ck + self.o[self.cg]
-        T = int(last.max())
-        self.width = width
-        self.windows: list[tuple[int, NDArray[np.int64]]] = []
-        t0 = 1
-        while True:
-            t1 = t0 + width - 1
-            self.windows.append((t0, np.flatnonzero((first <= t1) & (last >= t0))))
-            if t1 >= T:
-                break
-            t0 += stride
-
-    def items(self, w_i: int, cols: NDArray[np.int64]
-              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Groups of ``cols`` and their memory at every slot of window ``w_i``
-        (items x slots)."""
-        t0 = self.windows[w_i][0]
-        g, k = self.cg[cols], self.ck[cols]
-        age = np.arange(t0, t0 + self.width)[None, :] - k[:, None]
-        on = (age >= 1) & (age <= self.o[g][:, None])
-        return g, np.where(on, self.s[g][:, None] + age, 0)
-
-    def greedy(self, pi: NDArray[np.float64], g: NDArray[np.int64], mem: NDArray[np.int64]
-               ) -> list[NDArray[np.int64]]:
-        """Configurations built greedily (items by ``pi``, by ``pi`` per unit of memory and
-        per unit of peak memory, each taken while it fits)."""
-        cand = np.flatnonzero(pi > 1e-9)
-        out = []
-        for key in (-pi[cand], -pi[cand] / np.maximum(mem[cand].sum(axis=1), 1),
-                    -pi[cand] / np.maximum(mem[cand].max(axis=1), 1)):
-            load = np.zeros(self.width, dtype=np.int64)
-            used: dict[int, int] = {}
-            y = np.zeros(pi.size, dtype=np.int64)
-            for it in cand[np.argsort(key, kind="stable")]:
-                gi = int(g[it])
-                while used.get(gi, 0) < self.size[gi] and (load + mem[it] <= self.M).all():
-                    load += mem[it]
-                    used[gi] = used.get(gi, 0) + 1
-                    y[it] += 1
-            out.append(y)
-        return out
-
-    def exact(self, pi: NDArray[np.float64], g: NDArray[np.int64], mem: NDArray[np.int64]
-              ) -> tuple[NDArray[np.int64] | None, float]:
-        """``max pi . y`` over configurations: the best one found and an upper bound on the
-        maximum (the MIP's dual bound)."""
-        from scipy.optimize import Bounds, LinearConstraint, milp
-
-        cand = np.flatnonzero(pi > 1e-9)
-        ub = float((pi[cand] * self.size[g[cand]]).sum())
-        if cand.size == 0:
-            return None, 0.0
-        m = mem[cand].T.astype(np.float64)
-        keep = m.sum(axis=1) > 0
-        ug, inv = np.unique(g[cand], return_inverse=True)
-        G = np.zeros((ug.size, cand.size))
-        G[inv, np.arange(cand.size)] = 1.0
-        cons = [LinearConstraint(m[keep], -np.inf, self.M),
-                LinearConstraint(G, -np.inf, self.size[ug].astype(np.float64))]
-        res = milp(-pi[cand], constraints=cons, integrality=np.ones(cand.size),
-                   bounds=Bounds(0, self.size[g[cand]].astype(np.float64)),
-                   options={"disp": False, "mip_rel_gap": 0.0})
-        db = getattr(res, "mip_dual_bound", None)
-        if db is not None and np.isfinite(db):
-            ub = min(ub, -float(db))
-        if res.x is None:
-            return None, ub
-        y = np.zeros(pi.size, dtype=np.int64)
-        y[cand] = np.rint(res.x).astype(np.int64)
-        return y, ub
+class WindowSeparator(Windows):
+    """The hull separation of every window (module docstring)."""
 
     def separate(self, w_i: int, x: NDArray[np.float64], *, tol: float = 1e-6,
                  max_iter: int = 60, min_excess: float = 1e-3) -> Cut | None:

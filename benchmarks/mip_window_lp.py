@@ -63,17 +63,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mip_synthetic import make_instance
 
 
-class WindowLP:
-    """The master LP and its pricing (module docstring)."""
+class Windows:
+    """The windows of ``w`` slots (stride ``stride``) of an interval model ``data``, the
+    columns each sees, and the pricing over their configurations (module docstring); shared by
+    this benchmark's master and by ``mip_window_cuts.py``'s separation."""
 
-    def __init__(self, inst: Any, upper: float, width: int, stride: int,
-                 big: float | None = None) -> None:
-        import highspy
-
-        from kvopt.mip.bounds.intervals import interval_model
-
-        data = interval_model(inst, upper=upper)
-        self.data = data
+    def __init__(self, inst: Any, data: Any, width: int, stride: int) -> None:
         self.M = int(inst.memory)
         reps = np.array([int(g[0]) for g in data.groups])
         self.size = np.array([g.size for g in data.groups], dtype=np.int64)
@@ -85,16 +80,91 @@ class WindowLP:
         first = self.ck + 1
         last = self.ck + self.o[self.cg]
         T = int(last.max())
+        self.width = width
         self.windows: list[tuple[int, NDArray[np.int64]]] = []
         t0 = 1
         while True:
             t1 = t0 + width - 1
-            cols = np.flatnonzero((first <= t1) & (last >= t0))
-            self.windows.append((t0, cols))
+            self.windows.append((t0, np.flatnonzero((first <= t1) & (last >= t0))))
             if t1 >= T:
                 break
             t0 += stride
-        self.width = width
+
+    def items(self, w_i: int, cols: NDArray[np.int64]
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Groups of ``cols`` and their memory at every slot of window ``w_i``
+        (items x slots)."""
+        t0 = self.windows[w_i][0]
+        g, k = self.cg[cols], self.ck[cols]
+        age = np.arange(t0, t0 + self.width)[None, :] - k[:, None]
+        on = (age >= 1) & (age <= self.o[g][:, None])
+        return g, np.where(on, self.s[g][:, None] + age, 0)
+
+    def greedy(self, pi: NDArray[np.float64], g: NDArray[np.int64], mem: NDArray[np.int64],
+               tol: float = 1e-9) -> list[NDArray[np.int64]]:
+        """Configurations over the items ``(g, mem)`` of :meth:`items` built greedily from
+        those with ``pi > tol`` (by ``pi``, by ``pi`` per unit of memory and per unit of peak
+        memory, each taken while it fits): a cheap pricing heuristic."""
+        cand = np.flatnonzero(pi > tol)
+        out = []
+        for key in (-pi[cand], -pi[cand] / np.maximum(mem[cand].sum(axis=1), 1),
+                    -pi[cand] / np.maximum(mem[cand].max(axis=1), 1)):
+            load = np.zeros(self.width, dtype=np.int64)
+            used: dict[int, int] = {}
+            y = np.zeros(pi.size, dtype=np.int64)
+            for it in cand[np.argsort(key, kind="stable")]:
+                gi = int(g[it])
+                while used.get(gi, 0) < self.size[gi] and (load + mem[it] <= self.M).all():
+                    load += mem[it]
+                    used[gi] = used.get(gi, 0) + 1
+                    y[it] += 1
+            out.append(y)
+        return out
+
+    def exact(self, pi: NDArray[np.float64], g: NDArray[np.int64], mem: NDArray[np.int64],
+              tol: float = 1e-9) -> tuple[NDArray[np.int64] | None, float]:
+        """``max pi . y`` over the configurations of the items ``(g, mem)`` with ``pi > tol``
+        (a small integer programme, zero gap): the best one found and an upper bound on the
+        maximum (the MIP's dual bound)."""
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
+        cand = np.flatnonzero(pi > tol)
+        ub = float((pi[cand] * self.size[g[cand]]).sum())
+        if cand.size == 0:
+            return None, 0.0
+        m = mem[cand].T.astype(np.float64)
+        keep = m.sum(axis=1) > 0
+        ug, inv = np.unique(g[cand], return_inverse=True)
+        G = np.zeros((ug.size, cand.size))
+        G[inv, np.arange(cand.size)] = 1.0
+        cons = [LinearConstraint(m[keep], -np.inf, self.M),
+                LinearConstraint(G, -np.inf, self.size[ug].astype(np.float64))]
+        res = milp(-pi[cand], constraints=cons, integrality=np.ones(cand.size),
+                   bounds=Bounds(0, self.size[g[cand]].astype(np.float64)),
+                   options={"disp": False, "mip_rel_gap": 0.0})
+        db = getattr(res, "mip_dual_bound", None)
+        if db is not None and np.isfinite(db):
+            ub = min(ub, -float(db))
+        if res.x is None:
+            return None, ub
+        y = np.zeros(pi.size, dtype=np.int64)
+        y[cand] = np.rint(res.x).astype(np.int64)
+        return y, ub
+
+
+
+class WindowLP(Windows):
+    """The master LP and its pricing (module docstring)."""
+
+    def __init__(self, inst: Any, upper: float, width: int, stride: int,
+                 big: float | None = None) -> None:
+        import highspy
+
+        from kvopt.mip.bounds.intervals import interval_model
+
+        data = interval_model(inst, upper=upper)
+        self.data = data
+        super().__init__(inst, data, width, stride)
         n_x = data.n_cols
         A = data.A.tocsc()
         h = self.h = highspy.Highs()
@@ -160,46 +230,15 @@ class WindowLP:
         """The duals of window ``w_i``'s linking rows (one per column it sees)."""
         return dual[self.link0[w_i]: self.link0[w_i] + self.windows[w_i][1].size]
 
-    def _items(self, w_i: int, pi: NDArray[np.float64], tol: float
-               ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-        """The pricing's items of window ``w_i``: the positions (among the columns it sees)
-        with ``pi > tol``, their groups, and their memory at every slot of the window
-        (items x slots)."""
-        t0, cols = self.windows[w_i]
-        cand = np.flatnonzero(pi > tol)
-        g, k = self.cg[cols[cand]], self.ck[cols[cand]]
-        age = np.arange(t0, t0 + self.width)[None, :] - k[:, None]
-        on = (age >= 1) & (age <= self.o[g][:, None])
-        return cand, g, np.where(on, self.s[g][:, None] + age, 0)
-
     def reduced_cost(self, w_i: int, y: NDArray[np.int64], dual: NDArray[np.float64]) -> float:
         """Reduced cost of configuration ``y`` of window ``w_i`` at row duals ``dual``."""
         return float(-(self._pi(w_i, dual) @ y) - dual[self.conv0 + w_i])
 
-    def greedy(self, w_i: int, dual: NDArray[np.float64], tol: float = 1e-7
-               ) -> list[NDArray[np.int64]]:
-        """Configurations of window ``w_i`` built greedily (items by ``pi`` and by ``pi`` per
-        unit of memory, each taken while it fits): a cheap pricing heuristic whose columns
-        join the master only when their reduced cost is negative."""
-        pi = self._pi(w_i, dual)
-        cand, g, mem = self._items(w_i, pi, tol)
-        if cand.size == 0:
-            return []
-        out = []
-        for key in (-pi[cand], -pi[cand] / np.maximum(mem.sum(axis=1), 1),
-                    -pi[cand] / np.maximum(mem.max(axis=1), 1)):
-            order = np.argsort(key, kind="stable")
-            load = np.zeros(self.width, dtype=np.int64)
-            used: dict[int, int] = {}
-            y = np.zeros(pi.size, dtype=np.int64)
-            for it in order:
-                gi = int(g[it])
-                while used.get(gi, 0) < self.size[gi] and (load + mem[it] <= self.M).all():
-                    load += mem[it]
-                    used[gi] = used.get(gi, 0) + 1
-                    y[cand[it]] += 1
-            out.append(y)
-        return out
+    def greedy_configs(self, w_i: int, dual: NDArray[np.float64], tol: float = 1e-7
+                       ) -> list[NDArray[np.int64]]:
+        """:meth:`Windows.greedy` at window ``w_i``'s linking duals: configurations whose
+        columns join the master only when their reduced cost is negative."""
+        return self.greedy(self._pi(w_i, dual), *self.items(w_i, self.windows[w_i][1]), tol)
 
     def solve(self) -> tuple[float, NDArray[np.float64]]:
         import highspy
@@ -219,32 +258,15 @@ class WindowLP:
               tol: float = 1e-7) -> tuple[NDArray[np.int64] | None, float]:
         """Best configuration of window ``w_i`` if its reduced cost is below ``-tol``, and an
         upper bound on the best configuration's value ``P_W`` (the MIP's dual bound)."""
-        from scipy.optimize import Bounds, LinearConstraint, milp
-
         pi = self._pi(w_i, dual)
-        cand, g, mem_items = self._items(w_i, pi, tol)
-        ub = float((pi[cand] * self.size[g]).sum())
-        if cand.size == 0 or ub <= -sigma + tol:
+        g, mem = self.items(w_i, self.windows[w_i][1])
+        cand = pi > tol
+        ub = float((pi[cand] * self.size[g[cand]]).sum())
+        if not cand.any() or ub <= -sigma + tol:
             return None, ub
-        mem = mem_items.T.astype(np.float64)                  # slots x items
-        keep = mem.sum(axis=1) > 0
-        ug, inv = np.unique(g, return_inverse=True)
-        G = np.zeros((ug.size, cand.size))
-        G[inv, np.arange(cand.size)] = 1.0
-        cons = [LinearConstraint(mem[keep], -np.inf, self.M),
-                LinearConstraint(G, -np.inf, self.size[ug].astype(np.float64))]
-        res = milp(-pi[cand], constraints=cons, integrality=np.ones(cand.size),
-                   bounds=Bounds(0, self.size[g].astype(np.float64)),
-                   options={"disp": False, "mip_rel_gap": 0.0})
-        db = getattr(res, "mip_dual_bound", None)
-        ub = min(ub, -float(db)) if db is not None and np.isfinite(db) else ub
-        if res.x is None:
+        y, ub = self.exact(pi, g, mem, tol)
+        if y is None or float(pi @ y) <= -sigma + tol:
             return None, ub
-        yv = np.rint(res.x).astype(np.int64)
-        if float(pi[cand] @ yv) <= -sigma + tol:
-            return None, ub
-        y = np.zeros(pi.size, dtype=np.int64)
-        y[cand] = yv
         return y, ub
 
 
@@ -285,7 +307,7 @@ def window_bound(inst: Any, upper: float, width: int, stride: int, seconds: floa
             lagr = -math.inf
             if heuristic:
                 for w_i in range(len(wl.windows)):
-                    for y in wl.greedy(w_i, dual):
+                    for y in wl.greedy_configs(w_i, dual):
                         if wl.reduced_cost(w_i, y, dual) < -1e-7 and wl.add_config(w_i, y):
                             added += 1
             if added == 0:

@@ -5,7 +5,6 @@ bad input is refused with one error, exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -17,21 +16,12 @@ import pytest
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip.model.builder import encode_starts
 from tests.bruteforce import brute_force_opt
-from tests.mip.test_window_lp_benchmark import _instance
+from tests.mip.test_window_lp_benchmark import _instance, load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load():
-    path = ROOT / "benchmarks" / "mip_window_cuts.py"
-    spec = importlib.util.spec_from_file_location("_bench_mip_window_cuts", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-WC = _load()
+WC = load_benchmark("mip_window_cuts")
 
 
 @pytest.fixture(scope="module")

@@ -21,16 +21,18 @@ from tests.bruteforce import brute_force_opt
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load():
-    path = ROOT / "benchmarks" / "mip_window_lp.py"
-    spec = importlib.util.spec_from_file_location("_bench_mip_window_lp", path)
+def load_benchmark(name: str):
+    """The module ``benchmarks/<name>.py``, loaded by path (``benchmarks/`` is not a
+    package)."""
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", ROOT / "benchmarks" /
+                                                  f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
 
 
-WL = _load()
+WL = load_benchmark("mip_window_lp")
 
 
 def _instance(seed: int) -> Instance:
