@@ -21,6 +21,50 @@ def test_verbose_json_keeps_solver_logs_off_stdout(solver):
     assert r.stderr.strip(), "the solver log should be on stderr"
 
 
+@pytest.mark.parametrize("argv", [
+    ["solve", A2, "--solver", "scipy", "--time-limit", "20"],
+    ["solve", A2, "--solver", "highs", "--time-limit", "20"],
+    # an instance where MC-SF is not proven optimal at once, so the LNS runs CP-SAT
+    ["solve", "instances/synthetic/model1-seed1.json", "--improve", "--time-limit", "2"],
+    ["bound", A2, "--solve", "5"]], ids=["solve-scipy", "solve-highs", "improve", "bound"])
+def test_json_stdout_survives_a_solver_printing_on_fd_1(monkeypatch, capfd, argv):
+    """Without ``--verbose`` too: the HiGHS inside SciPy prints a debug line
+    (``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) on file
+    descriptor 1 on some MIPs (seen in ``benchmarks/mip_window_lp.py``'s pricing). Simulated
+    here by solvers (SciPy's ``milp``, HiGHS, CP-SAT) that write to fd 1 from below Python;
+    ``--json`` must still be one document on stdout, the line on stderr."""
+    import os
+
+    import highspy
+    import scipy.optimize
+    from ortools.sat.python import cp_model
+
+    from kvopt.cli.main import main
+
+    line = b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n"
+    milp, run, cp_solve = scipy.optimize.milp, highspy.Highs.run, cp_model.CpSolver.solve
+
+    def noisy_milp(*a, **k):
+        os.write(1, line)
+        return milp(*a, **k)
+
+    def noisy_run(self):
+        os.write(1, line)
+        return run(self)
+
+    def noisy_cp_solve(self, *a, **k):
+        os.write(1, line)
+        return cp_solve(self, *a, **k)
+
+    monkeypatch.setattr(scipy.optimize, "milp", noisy_milp)
+    monkeypatch.setattr(cp_model.CpSolver, "solve", noisy_cp_solve)
+    monkeypatch.setattr(highspy.Highs, "run", noisy_run)
+    assert main([*argv, "--json"]) in (0, 1)
+    out, err = capfd.readouterr()
+    json.loads(out)                       # the whole of stdout is one JSON document
+    assert "tmpSolver.run()" in err and "tmpSolver" not in out
+
+
 def test_simulate_twice_without_seed_same_output():
     base = [sys.executable, "-m", "kvopt", "simulate", "instances/adversarial/worst-amin.json",
             "--policy", "amin"]
