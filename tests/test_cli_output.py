@@ -65,6 +65,28 @@ def test_json_stdout_survives_a_solver_printing_on_fd_1(monkeypatch, capfd, argv
     assert "tmpSolver.run()" in err and "tmpSolver" not in out
 
 
+def test_json_stdout_holds_the_document_and_moves_everything_else(capfd):
+    """The guard every ``--json`` command runs in (``kvopt.cli.main.main``): C-level and
+    Python prints go to stderr, the document to stdout at the end; nested, the document
+    still comes out once."""
+    import os
+
+    from kvopt.cli.common import json_stdout, write_stdout
+
+    with json_stdout(True):
+        os.write(1, b"c-level\n")
+        print("python-level")
+        with json_stdout(True):
+            write_stdout('{"a": 1}\n')
+        os.write(1, b"after\n")
+    out, err = capfd.readouterr()
+    assert out == '{"a": 1}\n'
+    assert err.split() == ["c-level", "python-level", "after"]
+    with json_stdout(False):                 # inactive: nothing moves
+        os.write(1, b"plain\n")
+    assert capfd.readouterr().out == "plain\n"
+
+
 def test_simulate_twice_without_seed_same_output():
     base = [sys.executable, "-m", "kvopt", "simulate", "instances/adversarial/worst-amin.json",
             "--policy", "amin"]

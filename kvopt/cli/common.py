@@ -17,7 +17,8 @@ from kvopt.core.progress import Heartbeat, Progress, note  # the progress helper
 
 __all__ = ["DEFAULT_SEED", "Heartbeat", "Progress", "add_instance_argument", "add_json_argument",
            "bytes_arg", "check_input_file", "check_output_dir", "check_output_file", "emit",
-           "float_in", "int_at_least", "note", "read_instance", "seed_arg", "stdout_to_stderr"]
+           "float_in", "int_at_least", "json_stdout", "note", "read_instance", "seed_arg",
+           "stdout_to_stderr", "write_stdout"]
 
 #: Seed every randomized command uses when ``--seed`` is not given (printed with the results).
 DEFAULT_SEED = 0
@@ -43,12 +44,51 @@ def read_instance(args: argparse.Namespace) -> Instance:
 
 
 def emit(args: argparse.Namespace, doc: dict[str, Any], text: str) -> None:
-    """Print ``doc`` as JSON under ``--json``, else the human-readable ``text``."""
+    """Print ``doc`` as JSON under ``--json`` (through :func:`write_stdout`), else the
+    human-readable ``text``."""
     if getattr(args, "json", False):
-        json.dump(doc, sys.stdout, indent=1, default=_default)
-        sys.stdout.write("\n")
+        write_stdout(json.dumps(doc, indent=1, default=_default) + "\n")
     else:
         print(text)
+
+
+#: the documents a ``--json`` command wrote, held until it ends (:func:`json_stdout`)
+_HELD: list[str] | None = None
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to the command's stdout; inside :func:`json_stdout`, at its end."""
+    if _HELD is not None:
+        _HELD.append(text)
+    else:
+        sys.stdout.write(text)
+
+
+@contextlib.contextmanager
+def json_stdout(active: bool) -> Iterator[None]:
+    """Keep a ``--json`` command's stdout exactly its JSON document.
+
+    While active, everything written to stdout, from Python or from C code on file
+    descriptor 1 (solver logs, the debug line the HiGHS inside SciPy prints on some MIPs,
+    a worker process started meanwhile), goes to stderr (:func:`stdout_to_stderr`); what
+    the command writes through :func:`write_stdout` (:func:`emit`) is held and written to
+    stdout at the end, in order, after file descriptor 1 is back. Inactive, it does
+    nothing. :func:`kvopt.cli.main.main` runs every command inside it.
+    """
+    global _HELD
+    if not active:
+        yield
+        return
+    held: list[str] = []
+    outer, _HELD = _HELD, held
+    try:
+        with stdout_to_stderr():
+            yield
+    finally:
+        _HELD = outer
+        for text in held:
+            write_stdout(text)
+        sys.stdout.flush()
 
 
 def _default(o: Any) -> Any:

@@ -129,9 +129,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0)
     args.started_at = started_at
+    from kvopt.cli.common import json_stdout
+
     try:
         # --memory-budget bounds every allocation of the command, not only the model's
-        with memory_budget_scope(getattr(args, "memory_budget", None), "--memory-budget"):
+        # --json: stdout is the command's document only (solver prints go to stderr)
+        with memory_budget_scope(getattr(args, "memory_budget", None), "--memory-budget"), \
+                json_stdout(bool(getattr(args, "json", False))):
             return int(args.func(args))
     except BrokenPipeError:  # `kvopt ... | head`: the reader left; not an error of ours
         import os

@@ -142,9 +142,7 @@ def run_solve(args: argparse.Namespace) -> int:
     budget = _budget(args)
     inst = _slotted(_first(read_instance(args), args), args)
     try:
-        # solver output is a message: with --verbose its logs, and any line a solver prints
-        # on fd 1 on its own (SciPy's HiGHS has a debug print), never in --json's stdout
-        with stdout_to_stderr(args.verbose or args.json):
+        with stdout_to_stderr(args.verbose):  # solver logs are messages (--json: see main)
             res = solve(inst, solver=args.solver, formulation=args.formulation,
                         time_limit=args.time_limit, threads=args.threads,
                         deadline=Deadline(args.time_limit, t0=getattr(
@@ -231,8 +229,7 @@ def _run_improve(args: argparse.Namespace) -> int:
     deadline = Deadline(args.time_limit, t0=getattr(args, "started_at", time.monotonic()))
     inst = _slotted(_first(read_instance(args), args), args)
     # the limit covers the whole call (loading counts): improve shares the CLI's deadline
-    with stdout_to_stderr(args.json):           # as in run_solve: stdout stays one document
-        res = improve(inst, deadline=deadline, seed=args.seed, progress=not args.json)
+    res = improve(inst, deadline=deadline, seed=args.seed, progress=not args.json)
     if args.schedule_out and res.schedule is not None:
         res.schedule.save(args.schedule_out)
     doc = res.to_dict()
@@ -268,12 +265,11 @@ def run_bound(args: argparse.Namespace) -> int:
     from kvopt.mip.certify import bound_report
 
     try:
-        with stdout_to_stderr(args.json):       # as in run_solve: stdout stays one document
-            doc = bound_report(inst, lp=args.lp, iterations=args.iterations,
-                               solve_time=args.solve, ram=budget,
-                               improve_time=args.improve, seed=args.seed,
-                               intervals_time=args.intervals,
-                               progress=not args.json and not args.no_progress)
+        doc = bound_report(inst, lp=args.lp, iterations=args.iterations,
+                           solve_time=args.solve, ram=budget,
+                           improve_time=args.improve, seed=args.seed,
+                           intervals_time=args.intervals,
+                           progress=not args.json and not args.no_progress)
     except MemoryBudgetError as exc:
         if _is_instance_field(exc.field):
             raise

@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from kvopt.cli.common import DEFAULT_SEED, check_output_file, int_at_least, seed_arg
+from kvopt.cli.common import (
+    DEFAULT_SEED,
+    check_output_file,
+    int_at_least,
+    seed_arg,
+    write_stdout,
+)
 from kvopt.core.errors import UsageError
 from kvopt.core.io import atomic_write_text
 
@@ -140,7 +146,7 @@ def _fig8(args: argparse.Namespace) -> int:
            "n_jobs": n, "seed": args.seed,
            **{k: np.asarray(v).tolist() for k, v in data.items()}}
     if args.json:
-        print(json.dumps(doc, indent=1))
+        write_stdout(json.dumps(doc, indent=1) + "\n")
     else:
         print(f"wrote {args.plot_fig8} (seed {args.seed})")
         print(f"{'C':>5} {'lam':>5} {'formula':>9} {'sim':>9} {'se':>7} {'z':>6} "
@@ -161,8 +167,8 @@ def _errata(args: argparse.Namespace) -> int:
     text = errata_markdown(n_sim=args.simulate, seed=args.seed)
     atomic_write_text(args.errata, text + "\n")
     if args.json:
-        print(json.dumps({"errata": str(args.errata), "n_sim": args.simulate,
-                          "seed": args.seed}))
+        write_stdout(json.dumps({"errata": str(args.errata), "n_sim": args.simulate,
+                                 "seed": args.seed}) + "\n")
     else:
         print(text)
     return 0
@@ -238,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"memory (sum of ages)      mean {s.mean_memory:.4f}  peak "
                      f"{s.peak_memory:.4f}")
     if args.json:
-        print(json.dumps(doc, indent=1))
+        write_stdout(json.dumps(doc, indent=1) + "\n")
     else:
         print("\n".join(lines))
     return 0
