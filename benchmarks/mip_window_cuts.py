@@ -45,7 +45,7 @@ starts), not differenced.
 Usage (the runs of reports/mip/README.md section 10.13)::
 
     PYTHONPATH=. python benchmarks/mip_window_cuts.py --frontier reports/mip/frontier_cpu_v2.json \
-        --n 12 --rounds 30 --time 300
+        --n 12 --rounds 30 --time 300          # also --n 14, --n 16
     PYTHONPATH=. python benchmarks/mip_window_cuts.py --paper reports/mip/paper_scale \
         --only model1-seed1 --width 8 --rounds 30 --time 300 --verbose
     PYTHONPATH=. python benchmarks/mip_window_cuts.py --paper reports/mip/paper_scale \
