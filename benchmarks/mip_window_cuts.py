@@ -96,13 +96,13 @@ class WindowSeparator(Windows):
         import highspy
 
         cols = self.windows[w_i][1]
-        J = cols[x[cols] > tol]
-        if J.size == 0:
+        pos = np.flatnonzero(x[cols] > tol)
+        if pos.size == 0:
             return None
+        J = cols[pos]
         xs = x[J]
-        g, mem = self.items(w_i, J)
-        # a window whose fractional starts fit M at every slot on their own is in the hull
-        # only if the rounding does too; the LP below decides
+        g_all, mem_all = self.items(w_i)
+        g, mem = g_all[pos], mem_all[pos]
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)

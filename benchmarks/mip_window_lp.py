@@ -89,16 +89,19 @@ class Windows:
             if t1 >= T:
                 break
             t0 += stride
+        self._items: dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
 
-    def items(self, w_i: int, cols: NDArray[np.int64]
-              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Groups of ``cols`` and their memory at every slot of window ``w_i``
-        (items x slots)."""
-        t0 = self.windows[w_i][0]
-        g, k = self.cg[cols], self.ck[cols]
-        age = np.arange(t0, t0 + self.width)[None, :] - k[:, None]
-        on = (age >= 1) & (age <= self.o[g][:, None])
-        return g, np.where(on, self.s[g][:, None] + age, 0)
+    def items(self, w_i: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The groups of the columns window ``w_i`` sees and their memory at every slot of
+        the window (items x slots); computed once per window (they do not depend on the
+        duals)."""
+        if w_i not in self._items:
+            t0, cols = self.windows[w_i]
+            g, k = self.cg[cols], self.ck[cols]
+            age = np.arange(t0, t0 + self.width)[None, :] - k[:, None]
+            on = (age >= 1) & (age <= self.o[g][:, None])
+            self._items[w_i] = (g, np.where(on, self.s[g][:, None] + age, 0))
+        return self._items[w_i]
 
     def greedy(self, pi: NDArray[np.float64], g: NDArray[np.int64], mem: NDArray[np.int64],
                tol: float = 1e-9) -> list[NDArray[np.int64]]:
@@ -238,7 +241,7 @@ class WindowLP(Windows):
                        ) -> list[NDArray[np.int64]]:
         """:meth:`Windows.greedy` at window ``w_i``'s linking duals: configurations whose
         columns join the master only when their reduced cost is negative."""
-        return self.greedy(self._pi(w_i, dual), *self.items(w_i, self.windows[w_i][1]), tol)
+        return self.greedy(self._pi(w_i, dual), *self.items(w_i), tol)
 
     def solve(self) -> tuple[float, NDArray[np.float64]]:
         import highspy
@@ -259,7 +262,7 @@ class WindowLP(Windows):
         """Best configuration of window ``w_i`` if its reduced cost is below ``-tol``, and an
         upper bound on the best configuration's value ``P_W`` (the MIP's dual bound)."""
         pi = self._pi(w_i, dual)
-        g, mem = self.items(w_i, self.windows[w_i][1])
+        g, mem = self.items(w_i)
         cand = pi > tol
         ub = float((pi[cand] * self.size[g[cand]]).sum())
         if not cand.any() or ub <= -sigma + tol:

@@ -20,6 +20,7 @@ import numpy as np
 from kvopt.cli.common import (
     DEFAULT_SEED,
     check_output_file,
+    emit,
     int_at_least,
     seed_arg,
     write_stdout,
@@ -145,17 +146,15 @@ def _fig8(args: argparse.Namespace) -> int:
     doc = {"figure": str(args.plot_fig8), "sizes": sizes.spec, "predictions": preds.spec,
            "n_jobs": n, "seed": args.seed,
            **{k: np.asarray(v).tolist() for k, v in data.items()}}
-    if args.json:
-        write_stdout(json.dumps(doc, indent=1) + "\n")
-    else:
-        print(f"wrote {args.plot_fig8} (seed {args.seed})")
-        print(f"{'C':>5} {'lam':>5} {'formula':>9} {'sim':>9} {'se':>7} {'z':>6} "
-              f"{'mean_mem':>9} {'peak_mem':>9}")
-        for i, C in enumerate(data["Cs"]):
-            for j, lam in enumerate(data["lams"]):
-                f, s, se = data["formula"][i, j], data["sim"][i, j], data["se"][i, j]
-                print(f"{C:5.2f} {lam:5.2f} {f:9.4f} {s:9.4f} {se:7.4f} {(s - f) / se:6.2f} "
-                      f"{data['mean_memory'][i, j]:9.3f} {data['peak_memory'][i, j]:9.2f}")
+    lines = [f"wrote {args.plot_fig8} (seed {args.seed})",
+             f"{'C':>5} {'lam':>5} {'formula':>9} {'sim':>9} {'se':>7} {'z':>6} "
+             f"{'mean_mem':>9} {'peak_mem':>9}"]
+    for i, C in enumerate(data["Cs"]):
+        for j, lam in enumerate(data["lams"]):
+            f, s, se = data["formula"][i, j], data["sim"][i, j], data["se"][i, j]
+            lines.append(f"{C:5.2f} {lam:5.2f} {f:9.4f} {s:9.4f} {se:7.4f} {(s - f) / se:6.2f} "
+                         f"{data['mean_memory'][i, j]:9.3f} {data['peak_memory'][i, j]:9.2f}")
+    emit(args, doc, "\n".join(lines))
     return 0
 
 
@@ -243,8 +242,5 @@ def run(args: argparse.Namespace) -> int:
                      f"seed {args.seed})")
         lines.append(f"memory (sum of ages)      mean {s.mean_memory:.4f}  peak "
                      f"{s.peak_memory:.4f}")
-    if args.json:
-        write_stdout(json.dumps(doc, indent=1) + "\n")
-    else:
-        print("\n".join(lines))
+    emit(args, doc, "\n".join(lines))
     return 0
