@@ -16,7 +16,8 @@ import pytest
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip.model.builder import encode_starts
 from tests.bruteforce import brute_force_opt
-from tests.mip.test_window_lp_benchmark import _instance, load_benchmark
+from tests.mip.test_window_lp_benchmark import _instance
+from tests.scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,6 @@ refused with one error, exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -17,19 +16,9 @@ import pytest
 from kvopt.core.instance import Instance
 from kvopt.mip.bounds.intervals import interval_bound
 from tests.bruteforce import brute_force_opt
+from tests.scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_benchmark(name: str):
-    """The module ``benchmarks/<name>.py``, loaded by path (``benchmarks/`` is not a
-    package)."""
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", ROOT / "benchmarks" /
-                                                  f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 WL = load_benchmark("mip_window_lp")

@@ -4,30 +4,17 @@ comparison), and ``vidur_crosscheck.py``'s inputs (requests, attention table) wi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kvopt.sim.steptime import LLAMA2_7B
+from tests.scripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load(name: str):
-    path = ROOT / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-VL = _load("vllm_crosscheck")
-VC = _load("vidur_crosscheck")
+VL = load_benchmark("vllm_crosscheck")
+VC = load_benchmark("vidur_crosscheck")
 
 
 def test_model_config_is_llama2_7b():
