@@ -22,6 +22,8 @@ Usage::
     python benchmarks/sim_throughput.py                  # >= 1e6 requests (several minutes)
     python benchmarks/sim_throughput.py --min-requests 100000 --ref-n 300   # quick look
     python benchmarks/sim_throughput.py --cli-only --baseline b7e02ee   # the CLI, before/after
+    python benchmarks/sim_throughput.py --cli-only --only noise --min-requests 19366 \
+        --baseline 7aa92de       # noisy MC-SF on the trace itself, before / after
 """
 
 from __future__ import annotations
@@ -99,8 +101,8 @@ def cli_rows(inst: Instance, configs: list[tuple[str, list[str]]], baseline: str
         old = export_revision(baseline, Path(tmp) / "old") if baseline else None
         print(f"\nvia the CLI (python -m kvopt simulate {trace.name} ... --json; wall time "
               f"includes start-up, reading {inst.n:,} requests, the validator and metrics)")
-        head = (f"{'code':12} {'configuration':58} {'wall s':>8} {'req/min':>12} "
-                f"{'evictions':>10}")
+        head = (f"{'code':12} {'configuration':70} {'wall s':>8} {'req/min':>12} "
+                f"{'evictions':>10} {'decisions':>10}")
         print(head)
         print("-" * len(head))
         for label, args in configs:
@@ -110,8 +112,9 @@ def cli_rows(inst: Instance, configs: list[tuple[str, list[str]]], baseline: str
             for code, path in runs:
                 wall, doc = time_cli(trace, args, path)
                 name = baseline[:10] if code == "before" and baseline else "this tree"
-                print(f"{name:12} {label.lstrip('*'):58} {wall:8.1f} "
-                      f"{inst.n / wall * 60:12,.0f} {doc.get('evictions', 0):10,}")
+                print(f"{name:12} {label.lstrip('*'):70} {wall:8.1f} "
+                      f"{inst.n / wall * 60:12,.0f} {doc.get('evictions', 0):10,} "
+                      f"{doc.get('decisions', 0):10,}")
 
 
 #: (label, arguments) of the CLI runs; a label starting with * also runs at ``--baseline``.
@@ -119,6 +122,9 @@ CLI_CONFIGS = [
     ("*mcsf (restart), unit", ["--policy", "mcsf"]),
     ("*mcsf (restart), a100-llama2-70b-tp2", ["--policy", "mcsf", "--step-time",
                                              "a100-llama2-70b-tp2"]),
+    ("*mcsf, noise uniform:0.5, overflow=evict-smallest, a100-llama2-70b-tp2",
+     ["--policy", "mcsf", "--noise", "uniform:0.5", "--option", "overflow=evict-smallest",
+      "--step-time", "a100-llama2-70b-tp2"]),
     ("vllm recompute, chunked prefill 512, blocks of 4, a100-llama2-70b-tp2",
      ["--policy", "vllm", "--preemption", "recompute", "--option", "batching=chunked",
       "--option", "block_size=4", "--step-time", "a100-llama2-70b-tp2"]),
@@ -138,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", action="store_true",
                     help="also time `kvopt simulate` on the tiled trace (CLI_CONFIGS)")
     ap.add_argument("--cli-only", action="store_true", help="only the CLI timings")
+    ap.add_argument("--only", default=None, metavar="TEXT",
+                    help="only the CLI configurations whose label contains TEXT")
     ap.add_argument("--baseline", default=None, metavar="REV",
                     help="git revision whose kvopt also runs the *-marked CLI configurations "
                     "in this run (before / after)")
@@ -145,7 +153,10 @@ def main(argv: list[str] | None = None) -> int:
 
     inst = tiled_trace(args.min_requests)
     if args.cli or args.cli_only:
-        cli_rows(inst, CLI_CONFIGS, args.baseline)
+        configs = [c for c in CLI_CONFIGS if args.only is None or args.only in c[0]]
+        if not configs:
+            ap.error(f"--only: no CLI configuration contains {args.only!r}")
+        cli_rows(inst, configs, args.baseline)
         if args.cli_only:
             return 0
     prefix = inst.take(np.arange(args.ref_n))

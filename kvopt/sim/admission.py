@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.errors import UsageError
 from kvopt.core.limits import check_allocation
 from kvopt.core.mcsf import admit_prefix, mcsf_schedule, mcsf_starts, predicted_profile, try_admit
 
@@ -136,13 +137,21 @@ def sliding_max(x: NDArray[np.int64], w: int) -> NDArray[np.int64]:
 
 
 def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory: int,
-                 until: int | None = None) -> int:
+                 until: int | None = None, extra: int = 0, extra_rate: int = 0) -> int:
     """First decision point ``t' > t`` at which a candidate ``(prompt, pred)`` passes eq. (5).
 
     Valid while the running set's predicted profile does not change (no admission,
     eviction or early completion), which is exactly when the engine may jump ahead.
     With ``until``, only ``t' <= until`` are searched and ``until`` is returned if none fits
     (the caller re-checks there). Without it, requires ``prompt + pred <= memory``.
+
+    ``extra`` and ``extra_rate`` add the memory the profile does not hold: running requests
+    already past their predicted length (MC-SF's ``overrun="next-step"``: ``extra`` is their
+    memory at ``t+1``, ``extra_rate`` their count). Until the next event they keep running
+    and each grows by one token a step, so at ``t'`` they hold ``extra + extra_rate (t' - t)``
+    at ``t'+1`` (requests passing their prediction later only add to it), and ``t'`` also
+    needs ``profile[t'+1] + prompt + 1 + extra + extra_rate (t' - t) <= memory``, the first
+    slot of :func:`~kvopt.core.mcsf.try_admit`'s check. Requires ``until`` when non-zero.
 
     Examples
     --------
@@ -151,7 +160,14 @@ def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory:
     2
     >>> earliest_fit(fp, 0, 1, 4, 8, until=1)
     1
+    >>> earliest_fit(fp, 0, 1, 4, 8, until=9, extra=3)   # first slots: 4 + 2 + 3, 5 + 2 + 3
+    4
+    >>> earliest_fit(fp, 0, 1, 4, 8, until=9, extra=3, extra_rate=1)   # 0 + 2 + 3 + 4 > 8
+    9
     """
+    if (extra or extra_rate) and until is None:
+        raise UsageError("until", "earliest_fit needs the next event when extra memory grows "
+                         "outside the profile (extra, extra_rate)")
     last = profile.last_nonzero(t) if until is None else int(until)
     if last <= t + 1:
         return t + 1
@@ -160,7 +176,9 @@ def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory:
     base = profile.window(t + 1, span)  # slots t+2 .. t+1+span
     # t' = t + 1 first (the usual answer in a simulation: the head fits at the next step):
     # slots t+2 .. t+1+pred, where the candidate would hold prompt + d at d = 1 .. pred
-    if pred > 0 and int((base[:pred] + profile.d(pred)).max()) <= memory - prompt:
+    first = memory - prompt - 1 - extra  # the first slot's room, shrinking by extra_rate a step
+    if pred > 0 and int((base[:pred] + profile.d(pred)).max()) <= memory - prompt \
+            and int(base[0]) + extra_rate <= first:
         return t + 1
     g = base + np.arange(t + 2, t + 2 + span, dtype=np.int64)
     k = last - t  # number of t' to test
@@ -178,5 +196,8 @@ def earliest_fit(profile: FutureProfile, t: int, prompt: int, pred: int, memory:
     else:
         m = sliding_max(g, pred)[:k]  # index j <-> t' = t + 1 + j
     tp = np.arange(t + 1, t + 1 + m.shape[0], dtype=np.int64)
-    ok = np.flatnonzero(m <= tp + memory - prompt)
+    fits = m <= tp + memory - prompt
+    if extra or extra_rate:
+        fits &= base[: m.shape[0]] + extra_rate * (tp - t) <= first
+    ok = np.flatnonzero(fits)
     return int(tp[ok[0]]) if ok.size else last

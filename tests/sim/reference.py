@@ -78,6 +78,7 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
         raise ValueError(policy)
     if fam == "future":
         ties = opt.get("ties", ties)
+        overflow = opt.get("overflow", overflow)
         cap = int(np.floor((1.0 - margin) * M + 1e-9))
         q = [int(min(max(int(x), 1), M - s[i])) for i, x in enumerate(q0)]
         if ties == "random":

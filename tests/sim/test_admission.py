@@ -1,14 +1,16 @@
 """The incremental form of MC-SF's rule (FutureProfile, earliest_fit) against brute force."""
 
 import numpy as np
+import pytest
 
+from kvopt.core.errors import UsageError
 from kvopt.sim.admission import FutureProfile, earliest_fit, predicted_profile, sliding_max
 
 
-def _brute_fit(fp, t, s, q, M, until):
+def _brute_fit(fp, t, s, q, M, until, extra=0, rate=0):
     for tp in range(t + 1, until + 1):
-        w = fp.window(tp, q).copy()
-        if (w + s + np.arange(1, q + 1)).max() <= M:
+        w = fp.window(tp, q).copy() + s + np.arange(1, q + 1)
+        if w.max() <= M and w[0] + extra + rate * (tp - t) <= M:
             return tp
     return until
 
@@ -32,6 +34,31 @@ def test_earliest_fit_matches_brute_force():
         if last > t + 1:  # the next step at once, a later one, or none before ``last``
             seen.add("next" if got == t + 1 else "none" if got == last else "later")
     assert seen == {"next", "later", "none"}
+
+
+def test_earliest_fit_with_overrunning_requests_matches_brute_force():
+    """``extra`` / ``extra_rate``: memory outside the profile that grows by a fixed count a
+    step (MC-SF's requests past their prediction) only ever delays the fit."""
+    rng = np.random.default_rng(3)
+    seen = set()
+    for _ in range(1500):
+        fp = FutureProfile(16)
+        t = int(rng.integers(0, 5))
+        for k in sorted(rng.integers(0, t + 1, size=rng.integers(1, 6))):
+            fp.add(int(k), int(rng.integers(0, 4)), int(rng.integers(1, 25)))
+        M = int(rng.integers(20, 80))
+        s = int(rng.integers(0, 4))
+        q = int(rng.integers(1, M - s + 1))
+        until = int(rng.integers(t + 1, fp.last_nonzero(t) + 8))
+        extra, rate = int(rng.integers(0, 30)), int(rng.integers(0, 4))
+        got = earliest_fit(fp, t, s, q, M, until, extra=extra, extra_rate=rate)
+        assert got == _brute_fit(fp, t, s, q, M, until, extra, rate)
+        assert got >= earliest_fit(fp, t, s, q, M, until)
+        if until > t + 1:
+            seen.add("next" if got == t + 1 else "none" if got == until else "later")
+    assert seen == {"next", "later", "none"}
+    with pytest.raises(UsageError, match="invalid until"):
+        earliest_fit(FutureProfile(4), 0, 1, 2, 9, extra=1)
 
 
 def test_profile_equals_predicted_profile():

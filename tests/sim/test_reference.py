@@ -67,6 +67,26 @@ def test_noisy_predictions(policy):
     for seed in range(6):
         inst = model2(seed, memory_range=(20, 40))
         _compare(inst, policy, seed=seed, predictions={"kind": "uniform", "eps": 0.5})
+        if policy == "mcsf":  # no livelock: requests past their prediction keep running
+            _compare(inst, policy, seed=0, predictions={"kind": "uniform", "eps": 0.5},
+                     overflow="evict-smallest")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_noisy_predictions_a100_on_trace(seed):
+    """The README's noisy MC-SF (evicting the shortest-predicted requests on overflow) on
+    trace samples: requests running past their prediction hold memory the predicted
+    profile does not, and the engine skips the decisions at which the head cannot fit
+    anyway; the per-slot reference decides at every step."""
+    full = load_instance("instances/traces/azure_conv_2023.csv")
+    rng = np.random.default_rng(10 + seed)
+    sub = full.take(np.sort(rng.choice(full.n, 60, replace=False)))
+    inst = Instance(memory=4000, arrival=sub.arrival / 200.0, prompt=sub.prompt // 4,
+                    output=np.minimum(sub.output, 300), time_unit="second")
+    pr = {"kind": "uniform", "eps": 0.5}
+    for overflow in ("evict-smallest", "clear-all"):
+        _compare(inst, "mcsf", seed=seed, step_time="a100-llama2-70b-tp2", predictions=pr,
+                 overflow=overflow)
 
 
 def test_unit_steps_on_timed_instance():

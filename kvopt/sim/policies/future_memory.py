@@ -261,8 +261,8 @@ class FutureMemoryPolicy(Policy):
         # admission: largest feasible prefix of the scan order (seed 001 eq. (6))
         admitted: list[int] = []
         queue = self.queue
+        extra0 = lapsed_n = 0
         if len(queue):
-            extra0 = 0
             # (pend_min: a lower bound on the predicted ends of the running requests, so
             # the vector check runs only when one of them may have outlived its prediction)
             if self.overrun == "next-step" and run.shape[0] and t >= self.pend_min:
@@ -270,6 +270,7 @@ class FutureMemoryPolicy(Policy):
                 lapsed = prog >= self.q[run]
                 if lapsed.any():
                     extra0 = int((s[run[lapsed]] + prog[lapsed] + 1).sum())
+                    lapsed_n = int(lapsed.sum())
                     self.pend_min = t  # re-check at every decision while some request lapses
                 else:
                     self.pend_min = int((st.start[run] + self.q[run]).min())
@@ -295,7 +296,13 @@ class FutureMemoryPolicy(Policy):
                 i = queue.peek()
                 # search only up to the next completion: an event at which we decide anyway
                 until = int(st.run_end.min()) if st.run_end.shape[0] else None
-                wake = earliest_fit(self.profile, t, int(s[i]), int(q[i]), cap, until)
+                if self.ties in ("redraw", "per-sort"):  # the head may change at every decision
+                    extra0 = lapsed_n = 0
+                # the requests past their prediction keep running and growing until an event,
+                # so they only delay the head's fit (without them the engine woke the policy
+                # at every step while one of them ran)
+                wake = earliest_fit(self.profile, t, int(s[i]), int(q[i]), cap, until,
+                                    extra=extra0, extra_rate=lapsed_n)
         if self.promote is not None:
             ell, u = self.promote
             allrun = np.concatenate([run, np.asarray(admitted, dtype=np.int64)])
