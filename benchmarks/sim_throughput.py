@@ -23,7 +23,7 @@ Usage::
     python benchmarks/sim_throughput.py --min-requests 100000 --ref-n 300   # quick look
     python benchmarks/sim_throughput.py --cli-only --baseline b7e02ee   # the CLI, before/after
     python benchmarks/sim_throughput.py --cli-only --only noise --min-requests 19366 \
-        --baseline 7aa92de       # noisy MC-SF on the trace itself, before / after
+        --baseline 7aa92de       # noisy MC-SF and Amin on the trace itself, before / after
 """
 
 from __future__ import annotations
@@ -125,6 +125,8 @@ CLI_CONFIGS = [
     ("*mcsf, noise uniform:0.5, overflow=evict-smallest, a100-llama2-70b-tp2",
      ["--policy", "mcsf", "--noise", "uniform:0.5", "--option", "overflow=evict-smallest",
       "--step-time", "a100-llama2-70b-tp2"]),
+    ("*amin, noise interval:0.5, a100-llama2-70b-tp2",
+     ["--policy", "amin", "--noise", "interval:0.5", "--step-time", "a100-llama2-70b-tp2"]),
     ("vllm recompute, chunked prefill 512, blocks of 4, a100-llama2-70b-tp2",
      ["--policy", "vllm", "--preemption", "recompute", "--option", "batching=chunked",
       "--option", "block_size=4", "--step-time", "a100-llama2-70b-tp2"]),
