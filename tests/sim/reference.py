@@ -189,7 +189,10 @@ def reference_simulate(inst, policy, *, step_time="unit", seed=None, predictions
                 trial = list(prof)
                 for d in range(1, q[i] + 1):
                     trial[d] += s[i] + d
-                if max(trial) > cap and (admitted or running):
+                # eq. (5) at t' = t+1 .. t+q_i: the later slots hold what earlier checks allowed
+                # (the running set's own profile may exceed cap there after a request larger
+                # than cap was started alone, and that must not block the candidate)
+                if max(trial[1:q[i] + 1]) > cap and (admitted or running):
                     break
                 prof = trial
                 admitted.append(i)

@@ -89,6 +89,35 @@ def test_noisy_predictions_a100_on_trace(seed):
                  overflow=overflow)
 
 
+@pytest.mark.parametrize("seed", [156, 168])
+def test_margin_after_a_request_larger_than_the_cap_started_alone(seed):
+    """MC-SF with a margin starts a request whose predicted peak exceeds (1 - alpha) M when
+    nothing else runs; later candidates are checked on their own windows (eq. (5) at
+    t+1 .. t+q_i), not against that request's peak beyond them (found by the sweep below:
+    the reference had checked the whole horizon)."""
+    inst = _intervals(model2(seed, horizon_range=(10, 40), memory_range=(15, 60)), seed)
+    _compare(inst, "mcsf-margin", seed=seed, predictions={"kind": "uniform", "eps": 0.5})
+
+
+_NOISY = [("mcsf", {"predictions": {"kind": "uniform", "eps": 0.5},
+                    "overflow": "evict-smallest"}),
+          ("mcsf", {"predictions": {"kind": "uniform", "eps": 0.8},
+                    "overflow": "evict-smallest"}),
+          ("mcsf", {"predictions": {"kind": "uniform", "eps": 0.5}}),
+          ("mcsf-margin", {"predictions": {"kind": "uniform", "eps": 0.5}}),
+          ("amin", {}), ("amin-multi", {}), ("a-l", {}), ("amax", {}), ("hsf", {})]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(300))
+def test_future_memory_policies_with_imperfect_predictions_sweep(seed):
+    """300 random ``model2`` instances (10-40 slots, M 15-60, intervals around the truth):
+    every future-memory policy with noisy or interval predictions, engine = reference."""
+    inst = _intervals(model2(seed, horizon_range=(10, 40), memory_range=(15, 60)), seed)
+    for policy, kw in _NOISY:
+        _compare(inst, policy, seed=seed, **kw)
+
+
 def test_unit_steps_on_timed_instance():
     inst = Instance(memory=30, arrival=[0.0, 0.4, 2.5, 7.0, 7.2], prompt=[2, 3, 1, 4, 2],
                     output=[5, 3, 8, 2, 6], time_unit="second")
