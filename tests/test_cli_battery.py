@@ -185,6 +185,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["trail-printed", "--C", "1", "--load", "0.5", "--sizes", "exp:1", "--simulate",
           "1000"], "POLICY"),
         (["--plot-fig8", "{out}"], "--plot-fig8"),
+        (["--plot-fig8", "{out}/f.json"], "--plot-fig8"),  # no figure format (a traceback)
         (["--plot-fig8", "{out}/f.png", "--lams", "1.5"], "--lams"),
         (["--errata", "{fx}/afile/e.md"], "--errata"),
         (["srpt", "--load", "0.5", "--sizes", "exp:1", "--simulate", "1000", "--seed", "-1"],

@@ -122,6 +122,35 @@ def check_output_file(path: str | os.PathLike[str] | None, flag: str) -> None:
     _check_ancestor(p.parent, flag)
 
 
+def check_figure_file(path: str | os.PathLike[str], flag: str,
+                      formats: tuple[str, ...] | None = None) -> None:
+    """Refuse (``UsageError`` naming ``flag``) a figure file whose suffix names no format
+    :func:`kvopt.report.writers.save_figure` writes (``formats``, default every format
+    matplotlib supports; no suffix means PNG), then check it as :func:`check_output_file`.
+
+    Examples
+    --------
+    >>> check_figure_file("fig.json", "--plot-fig8")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --plot-fig8: must name a figure file (.png, ...
+    >>> check_figure_file("fig.svg", "--out", ("png",))
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --out: must name a .png file, got 'fig.svg'
+    """
+    kind = Path(path).suffix.lstrip(".").lower()
+    if formats is not None:
+        if kind not in formats:
+            names = ", ".join(f".{f}" for f in formats)
+            raise UsageError(flag, f"must name a {names} file, got {str(path)!r}")
+    elif kind:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        if kind not in FigureCanvasBase.get_supported_filetypes():
+            raise UsageError(flag, "must name a figure file (.png, .pdf, .svg or another "
+                             f"format matplotlib writes), got {str(path)!r}")
+    check_output_file(path, flag)
+
+
 def check_output_dir(path: str | os.PathLike[str] | None, flag: str) -> None:
     """Refuse (``UsageError`` naming ``flag``) an output folder that is a file or cannot be
     created.

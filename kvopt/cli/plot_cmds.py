@@ -7,8 +7,8 @@ import argparse
 from kvopt.cli.common import (
     add_instance_argument,
     add_json_argument,
+    check_figure_file,
     check_input_file,
-    check_output_file,
     emit,
     int_at_least,
     read_instance,
@@ -49,9 +49,7 @@ def run_plot(args: argparse.Namespace) -> int:
     from kvopt.core.schedule import load_schedule
     from kvopt.report.schedule_plot import save_schedule_plot
 
-    if not str(args.out).lower().endswith(".png"):
-        raise UsageError("--out", f"must name a .png file, got {args.out!r}")
-    check_output_file(args.out, "--out")
+    check_figure_file(args.out, "--out", ("png",))
     check_input_file(args.schedule, "SCHEDULE")
     inst = read_instance(args)
     sched = load_schedule(args.schedule)

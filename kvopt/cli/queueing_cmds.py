@@ -19,6 +19,7 @@ import numpy as np
 
 from kvopt.cli.common import (
     DEFAULT_SEED,
+    check_figure_file,
     check_output_file,
     emit,
     int_at_least,
@@ -127,7 +128,7 @@ def _fig8(args: argparse.Namespace) -> int:
     from kvopt.queueing.predictions import parse_predictions
     from kvopt.report.fig8 import fig8_data, plot_fig8
 
-    check_output_file(args.plot_fig8, "--plot-fig8")
+    check_figure_file(args.plot_fig8, "--plot-fig8")
     sizes = _parsed(parse_sizes, args.sizes or "exp:1", "--sizes")
     preds = _parsed(parse_predictions, args.predictions or "exp", "--predictions")
     loads = np.array(_floats(args.lams, "--lams"))

@@ -89,6 +89,13 @@ def test_plot_fig8(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["fig8.png"]  # no temp files left
 
 
+def test_plot_fig8_in_another_format(tmp_path, capsys):
+    out_svg = tmp_path / "fig8.svg"
+    code, _, _ = _run(["--plot-fig8", str(out_svg), "--simulate", "2000", "--lams", "0.5",
+                       "--Cs", "1"], capsys)
+    assert code == 0 and b"<svg" in out_svg.read_bytes()[:1000]
+
+
 def test_errata_table(tmp_path, capsys):
     md = tmp_path / "errata.md"
     code, out, _ = _run(["--errata", str(md), "--simulate", "0"], capsys)
