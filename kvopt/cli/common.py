@@ -125,8 +125,9 @@ def check_output_file(path: str | os.PathLike[str] | None, flag: str) -> None:
 def check_figure_file(path: str | os.PathLike[str], flag: str,
                       formats: tuple[str, ...] | None = None) -> None:
     """Refuse (``UsageError`` naming ``flag``) a figure file whose suffix names no format
-    :func:`kvopt.report.writers.save_figure` writes (``formats``, default every format
-    matplotlib supports; no suffix means PNG), then check it as :func:`check_output_file`.
+    :func:`kvopt.report.writers.save_figure` writes, then check it as
+    :func:`check_output_file`. ``formats`` restricts the suffix to those given; without it
+    every format matplotlib writes is accepted, and no suffix (written as PNG).
 
     Examples
     --------
