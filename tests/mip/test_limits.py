@@ -121,6 +121,21 @@ def test_a_killed_solver_without_incumbent_reports_time_limit(seed1):
     assert res.bound is not None and res.bound >= 963
 
 
+@pytest.mark.parametrize("solver", ["highs", "cbc", "scipy"])
+def test_a_limit_too_short_for_the_warm_start_is_a_time_limit_not_an_error(solver):
+    """With a limit so short that MC-SF stops at its deadline there is no warm start; the
+    MILP path went on to raise "warm start outside the start windows" from the solver
+    process (a RuntimeError: found by a random CLI sweep, ``kvopt predictions price
+    --time-limit 1e-300``)."""
+    from kvopt.core.generators import random_small
+
+    inst = random_small(0)
+    for tl in (1e-9, 1e-3):
+        res = solve(inst, solver=solver, time_limit=tl)
+        assert res.status == "time_limit"
+        assert res.objective is None or check_schedule(inst, res.schedule).ok
+
+
 def test_deadline_is_shared_by_a_caller():
     dl = Deadline(3.0)
     time.sleep(1.0)
