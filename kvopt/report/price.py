@@ -150,6 +150,12 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
     rows: list[dict[str, Any]] = []
     for scale in ("opt", "bound"):
         sub = [c for c in cases if c[0] == scale]
+        if not sub and scale == "opt" and dropped:  # none proven: say so, do not drop the table
+            rows += [{"scale": "opt", "policy": pol, "error": float(e), "mean_rel_error": None,
+                      "ratio_mean": None, "ratio_max": None, "instances": 0, "livelocks": 0,
+                      "dropped_unproven": dropped,
+                      **({} if not keeps else {"preemption": preemption})}
+                     for pol in policies for e in errors]
         if not sub:
             continue
         for pol in policies:
@@ -233,7 +239,7 @@ def price_table_md(rows: list[dict[str, Any]]) -> str:
             for e in errs:
                 r = next(x for x in sub if x["policy"] == p and x["error"] == e)
                 if r["ratio_mean"] is None:
-                    cells.append(f"livelock x{r['livelocks']}")
+                    cells.append(f"livelock x{r['livelocks']}" if r["instances"] else "-")
                     continue
                 ll = f", {r['livelocks']} livelock" if r["livelocks"] else ""
                 cells.append(f"{r['ratio_mean']:.3f} (max {r['ratio_max']:.2f}{ll})")

@@ -30,6 +30,20 @@ def test_price_rows_are_at_least_one_against_proven_opt(tmp_path):
     assert price_csv(rows).count("\n") == len(rows) + 1
 
 
+def test_price_report_says_when_no_small_instance_was_proven(tmp_path):
+    """A limit too short to prove any optimum kept no "opt" row, so the report left the 2
+    small instances out without a word; now the table stays, empty, with the count."""
+    rows = price_rows(errors=[0.0, 0.5], instances=2, n=4, policies=["amax", "sprpt"],
+                      large=0, time_limit=1e-9, seed=3)
+    assert {r["scale"] for r in rows} == {"opt"} and len(rows) == 4
+    assert all(r["instances"] == 0 and r["dropped_unproven"] == 2 and r["ratio_mean"] is None
+               for r in rows)
+    md = price_table_md(rows)
+    assert "(0 instances, 2 unproven dropped)" in md and "| amax | - | - |" in md
+    files = write_price_report(tmp_path, rows, "kvopt predictions price ...")
+    assert all(f.stat().st_size > 0 for f in files)
+
+
 def test_experiment_runs_every_policy_small():
     rows = experiment_rows(n=60, rate=0.5, azure_n=60, time_scale=0.25, seed=1)
     labels = [lab for lab, *_ in policy_runs(heavy_tailed_case(60, 0.5, 1))]
