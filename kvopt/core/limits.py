@@ -313,7 +313,9 @@ def available_memory() -> int | None:
 def check_allocation(nbytes: float, what: str, field: str,
                      budget: str | int | float | None = None) -> None:
     """Refuse, before it is made, an allocation sized by the input (a horizon, an output length,
-    an arrival span) that the memory budget (:func:`resolve_memory_budget`) cannot hold.
+    an arrival span) that the memory budget (:func:`resolve_memory_budget`) cannot hold, or
+    that exceeds the memory available now (:func:`available_memory`) under a budget set
+    above it.
 
     Raises
     ------
@@ -339,6 +341,12 @@ of 1.0 GiB (KVOPT_MEMORY_BUDGET, or a command's --memory-budget)
                                 f"the memory budget of {format_bytes(cap)} ({MEMORY_BUDGET_ENV}"
                                 ", or a command's --memory-budget)", estimate=nbytes,
                                 budget=cap)
+    avail = available_memory()  # a budget set above the machine's memory does not create it
+    if avail is not None and nbytes > avail:
+        raise MemoryBudgetError(field, f"{what} would need {format_bytes(nbytes)}, more than "
+                                f"the {format_bytes(avail)} of memory available now (the "
+                                f"budget of {format_bytes(cap)} allows it; this machine "
+                                "does not)", estimate=nbytes, budget=avail)
 
 
 #: The budget of the call in progress (:func:`memory_budget_scope`), read first by
