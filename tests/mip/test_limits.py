@@ -136,6 +136,25 @@ def test_a_limit_too_short_for_the_warm_start_is_a_time_limit_not_an_error(solve
         assert res.objective is None or check_schedule(inst, res.schedule).ok
 
 
+def test_a_budget_above_the_machine_refuses_a_model_the_machine_cannot_hold(monkeypatch):
+    """``--memory-budget 99999999999999999999`` let a 41.9 TiB HiGHS model through the sizing
+    (2000 Azure requests at 50 ms slots); its solver process died and ``kvopt solve`` ended
+    in "RuntimeError: the solver process failed" (found by a random CLI sweep)."""
+    from kvopt.mip.model import sizing
+
+    inst = model1(1, n=10)
+    est = sizing.estimate(inst, "tight", "highs")
+    monkeypatch.setattr(sizing, "available_memory", lambda: est.bytes * 4)
+    assert sizing.budget_refusal(inst, est, 2**60) is None
+    monkeypatch.setattr(sizing, "available_memory", lambda: est.bytes // 2)
+    err = sizing.budget_refusal(inst, est, 2**60)
+    assert err is not None and "memory available now" in err.reason
+    assert err.budget == est.bytes // 2
+    assert all(a.bytes <= est.bytes // 2 for a in err.alternatives)
+    with pytest.raises(MemoryBudgetError, match="memory available now"):
+        solve(inst, solver="highs", formulation="tight", time_limit=5, ram=2**60)
+
+
 def test_deadline_is_shared_by_a_caller():
     dl = Deadline(3.0)
     time.sleep(1.0)

@@ -32,7 +32,12 @@ import numpy as np
 
 from kvopt.core.errors import MemoryBudgetError
 from kvopt.core.instance import Instance
-from kvopt.core.limits import DEFAULT_MEMORY_FRACTION, MEMORY_BUDGET_ENV, format_bytes
+from kvopt.core.limits import (
+    DEFAULT_MEMORY_FRACTION,
+    MEMORY_BUDGET_ENV,
+    available_memory,
+    format_bytes,
+)
 from kvopt.mip.model.builder import FORMULATIONS, family_sizes, layout
 
 #: ``(bytes per non-zero, per column, per row)`` of the peak memory of build + solve, by
@@ -210,7 +215,8 @@ def budget_refusal(instance: Instance, est: SizeEstimate, budget: int, *,
                    what: str | None = None, hint: str | None = None,
                    ) -> MemoryBudgetError | None:
     """The refusal of :func:`memory_refusal` for an estimate the caller made (e.g. a model
-    of its own sized from a formulation's), or ``None`` when ``est`` fits ``budget``.
+    of its own sized from a formulation's), or ``None`` when ``est`` fits ``budget`` and the
+    memory available now (a budget set above the machine is capped by it).
 
     Examples
     --------
@@ -223,15 +229,25 @@ def budget_refusal(instance: Instance, est: SizeEstimate, budget: int, *,
     True
     """
     if est.bytes <= budget:
-        return None
+        avail = available_memory()  # a budget set above the machine's memory does not create it
+        if avail is None or est.bytes <= avail:
+            return None
+        cap = avail
+    else:
+        cap = budget
     alts: list[SizeEstimate] = []
     if hint is None:
-        alts = fitting_alternatives(instance, budget, upper=upper,
+        alts = fitting_alternatives(instance, cap, upper=upper,
                                     exclude=(est.formulation, est.solver))
         hint = ("would fit: " + ", ".join(f"{e.formulation} on {e.solver} "
                                           f"(~{format_bytes(e.bytes)})" for e in alts[:3])
                 if alts else "no formulation fits; raise the budget or solve a smaller instance")
     model = est.describe() if what is None else f"{what} ({est.describe()})"
+    if cap < budget:
+        return MemoryBudgetError(
+            flag, f"{model} exceeds the {format_bytes(cap)} of memory available now (the "
+            f"budget of {format_bytes(budget)} allows it; this machine does not); {hint}",
+            estimate=est, budget=cap, alternatives=alts)
     return MemoryBudgetError(
         flag, f"{model} exceeds the memory budget of {format_bytes(budget)} "
         f"(set it with {budget_flag}; default {int(100 * DEFAULT_MEMORY_FRACTION)}% of the "
