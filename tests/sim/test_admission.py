@@ -15,17 +15,24 @@ def _brute_fit(fp, t, s, q, M, until, extra=0, rate=0):
     return until
 
 
+def _random_case(rng):
+    """A profile of 1-5 running requests at decision point ``t`` and a candidate ``(s, q)``
+    that fits ``M`` alone."""
+    fp = FutureProfile(16)
+    t = int(rng.integers(0, 5))
+    for k in sorted(rng.integers(0, t + 1, size=rng.integers(1, 6))):
+        fp.add(int(k), int(rng.integers(0, 4)), int(rng.integers(1, 25)))
+    M = int(rng.integers(20, 80))
+    s = int(rng.integers(0, 4))
+    q = int(rng.integers(1, M - s + 1))
+    return fp, t, M, s, q
+
+
 def test_earliest_fit_matches_brute_force():
     rng = np.random.default_rng(0)
     seen = set()  # which of earliest_fit's paths the cases reach
     for _ in range(1500):
-        fp = FutureProfile(16)
-        t = int(rng.integers(0, 5))
-        for k in sorted(rng.integers(0, t + 1, size=rng.integers(1, 6))):
-            fp.add(int(k), int(rng.integers(0, 4)), int(rng.integers(1, 25)))
-        M = int(rng.integers(20, 80))
-        s = int(rng.integers(0, 4))
-        q = int(rng.integers(1, M - s + 1))
+        fp, t, M, s, q = _random_case(rng)
         last = fp.last_nonzero(t)
         until = int(rng.integers(t + 1, last + 3))
         assert earliest_fit(fp, t, s, q, M, until) == _brute_fit(fp, t, s, q, M, until)
@@ -42,13 +49,7 @@ def test_earliest_fit_with_overrunning_requests_matches_brute_force():
     rng = np.random.default_rng(3)
     seen = set()
     for _ in range(1500):
-        fp = FutureProfile(16)
-        t = int(rng.integers(0, 5))
-        for k in sorted(rng.integers(0, t + 1, size=rng.integers(1, 6))):
-            fp.add(int(k), int(rng.integers(0, 4)), int(rng.integers(1, 25)))
-        M = int(rng.integers(20, 80))
-        s = int(rng.integers(0, 4))
-        q = int(rng.integers(1, M - s + 1))
+        fp, t, M, s, q = _random_case(rng)
         until = int(rng.integers(t + 1, fp.last_nonzero(t) + 8))
         extra, rate = int(rng.integers(0, 30)), int(rng.integers(0, 4))
         got = earliest_fit(fp, t, s, q, M, until, extra=extra, extra_rate=rate)
