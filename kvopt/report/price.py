@@ -150,13 +150,7 @@ def price_rows(errors: Sequence[float] = DEFAULT_ERRORS, *, instances: int = 20,
     rows: list[dict[str, Any]] = []
     for scale in ("opt", "bound"):
         sub = [c for c in cases if c[0] == scale]
-        if not sub and scale == "opt" and dropped:  # none proven: say so, do not drop the table
-            rows += [{"scale": "opt", "policy": pol, "error": float(e), "mean_rel_error": None,
-                      "ratio_mean": None, "ratio_max": None, "instances": 0, "livelocks": 0,
-                      "dropped_unproven": dropped,
-                      **({} if not keeps else {"preemption": preemption})}
-                     for pol in policies for e in errors]
-        if not sub:
+        if not sub and not (scale == "opt" and dropped):  # none proven: rows of 0 instances
             continue
         for pol in policies:
             for e in errors:
