@@ -341,12 +341,26 @@ of 1.0 GiB (KVOPT_MEMORY_BUDGET, or a command's --memory-budget)
                                 f"the memory budget of {format_bytes(cap)} ({MEMORY_BUDGET_ENV}"
                                 ", or a command's --memory-budget)", estimate=nbytes,
                                 budget=cap)
-    avail = available_memory()  # a budget set above the machine's memory does not create it
-    if avail is not None and nbytes > avail:
+    avail = machine_limit(cap)
+    if nbytes > avail:
         raise MemoryBudgetError(field, f"{what} would need {format_bytes(nbytes)}, more than "
                                 f"the {format_bytes(avail)} of memory available now (the "
                                 f"budget of {format_bytes(cap)} allows it; this machine "
                                 "does not)", estimate=nbytes, budget=avail)
+
+
+def machine_limit(budget: int) -> int:
+    """``budget`` capped by the memory available now (:func:`available_memory`): a budget
+    set above the machine does not create memory (:func:`check_allocation` and the MIP
+    sizing refuse what exceeds it).
+
+    Examples
+    --------
+    >>> machine_limit(1) == 1 and machine_limit(2**70) <= 2**70
+    True
+    """
+    avail = available_memory()
+    return budget if avail is None else min(budget, avail)
 
 
 #: The budget of the call in progress (:func:`memory_budget_scope`), read first by

@@ -140,13 +140,14 @@ def test_a_budget_above_the_machine_refuses_a_model_the_machine_cannot_hold(monk
     """``--memory-budget 99999999999999999999`` let a 41.9 TiB HiGHS model through the sizing
     (2000 Azure requests at 50 ms slots); its solver process died and ``kvopt solve`` ended
     in "RuntimeError: the solver process failed" (found by a random CLI sweep)."""
+    from kvopt.core import limits
     from kvopt.mip.model import sizing
 
     inst = model1(1, n=10)
     est = sizing.estimate(inst, "tight", "highs")
-    monkeypatch.setattr(sizing, "available_memory", lambda: est.bytes * 4)
+    monkeypatch.setattr(limits, "available_memory", lambda: est.bytes * 4)
     assert sizing.budget_refusal(inst, est, 2**60) is None
-    monkeypatch.setattr(sizing, "available_memory", lambda: est.bytes // 2)
+    monkeypatch.setattr(limits, "available_memory", lambda: est.bytes // 2)
     err = sizing.budget_refusal(inst, est, 2**60)
     assert err is not None and "memory available now" in err.reason
     assert err.budget == est.bytes // 2

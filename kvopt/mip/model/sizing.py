@@ -35,8 +35,8 @@ from kvopt.core.instance import Instance
 from kvopt.core.limits import (
     DEFAULT_MEMORY_FRACTION,
     MEMORY_BUDGET_ENV,
-    available_memory,
     format_bytes,
+    machine_limit,
 )
 from kvopt.mip.model.builder import FORMULATIONS, family_sizes, layout
 
@@ -228,13 +228,9 @@ def budget_refusal(instance: Instance, est: SizeEstimate, budget: int, *,
     ...     "available memory); smaller")
     True
     """
-    if est.bytes <= budget:
-        avail = available_memory()  # a budget set above the machine's memory does not create it
-        if avail is None or est.bytes <= avail:
-            return None
-        cap = avail
-    else:
-        cap = budget
+    cap = machine_limit(budget) if est.bytes <= budget else budget
+    if est.bytes <= cap:
+        return None
     alts: list[SizeEstimate] = []
     if hint is None:
         alts = fitting_alternatives(instance, cap, upper=upper,
