@@ -232,6 +232,9 @@ def _run_improve(args: argparse.Namespace) -> int:
     res = improve(inst, deadline=deadline, seed=args.seed, progress=not args.json)
     if args.schedule_out and res.schedule is not None:
         res.schedule.save(args.schedule_out)
+    # the whole call against its limit, as the default path reports it
+    res.runtime_s, res.time_limit = deadline.elapsed(), deadline.limit
+    res.overrun_s = deadline.overrun()
     doc = res.to_dict()
     doc.update(instance=inst.name, n=inst.n, seed=args.seed, objective_kind="tel")
     start = res.model["start_objective"]
@@ -239,7 +242,9 @@ def _run_improve(args: argparse.Namespace) -> int:
     text = (f"{inst.name or args.instance}: {res.status}; total latency {res.objective} "
             f"(MC-SF {start:g}, MC-SF / best {start / max(res.objective or 1, 1):.4f}), "
             f"bound {_fmt(res.bound)}, gap {gap}; improve in {res.runtime_s:.2f} s "
-            f"({res.solver_status}), seed {args.seed}")
+            f"({res.solver_status}), seed {args.seed}\n  time: {res.runtime_s:.2f} s of a "
+            f"{args.time_limit:g} s limit"
+            + (f", OVERRUN {res.overrun_s:.2f} s" if res.overrun_s > 0 else ""))
     emit(args, doc, text)
     return EXIT_OK if res.status == "optimal" else EXIT_NOT_PROVEN
 

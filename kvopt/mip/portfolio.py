@@ -35,7 +35,8 @@
 
 The result says which schedule and which bound won (``model["schedule_source"]``,
 ``model["bound_source"]``), every bound considered (``bounds``) and how the time was split
-(``steps``: seconds per phase; ``model["phases"]``). Every schedule is validated by
+(``steps``: seconds per phase; ``model["phases"]``; ``model["reserve_s"]``, the seconds kept
+at the end for the validations, scaled by the measured cost of one). Every schedule is validated by
 :func:`kvopt.core.validate.check_schedule`; ``"optimal"`` only with ``ceil(bound) >=
 objective``.
 
@@ -90,8 +91,12 @@ EXACT_LP_SHARE = 0.25
 #: Bytes per stored state of the state search (a generous measure: about 0.5 kB each), which
 #: caps its states at the RAM budget.
 STATE_BYTES = 1000
-#: Seconds kept at the end of the call to collect the bound and validate the schedule.
+#: Seconds kept at the end of the call to collect the bound and validate the schedule ...
 COLLECT_RESERVE_S = 0.5
+#: ... plus this many times the measured cost of validating one schedule (the search's own
+#: check, the result's, and the caller's output): on the whole Azure trace at 0.5 s slots one
+#: check takes ~0.15 s, and a fixed 0.5 s let ``--time-limit 5`` overrun by up to 0.6 s.
+RESERVE_CHECKS = 3
 #: The portfolio's second improvement search (:class:`_SecondSearch`) starts only if at least
 #: this many seconds are left when the bound's child has finished.
 SECOND_SEARCH_MIN_S = 10.0
@@ -130,6 +135,14 @@ class _Record:
     bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
     phases: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Seconds to value and validate one schedule, measured on the starting points.
+    check_s: float = 0.0
+
+    @property
+    def reserve(self) -> float:
+        """Seconds kept at the end of the call: :data:`COLLECT_RESERVE_S` plus
+        :data:`RESERVE_CHECKS` validations at the measured :attr:`check_s`."""
+        return COLLECT_RESERVE_S + RESERVE_CHECKS * self.check_s
 
     def start(self, name: str, what: str) -> float:
         left = self.deadline.remaining()
@@ -185,7 +198,9 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     t = rec.start("incumbents", "incumbents (MC-SF, priority rules) and combinatorial bounds")
     # at most INCUMBENT_SHARE of the limit (each takes minutes on the whole Azure trace)
     points = starting_points(instance, Deadline(deadline.share(INCUMBENT_SHARE)))
-    starts, values, src = best_start(instance, None, points)
+    t_check = time.monotonic()
+    starts, values, src = best_start(instance, None, points)  # values and validates each
+    rec.check_s = (time.monotonic() - t_check) / max(len(points), 1)
     rec.bounds.update({k: {"value": v, "status": "computed"}
                        for k, v in combinatorial_bounds(instance).items()})
     rec.done("incumbents", t)
@@ -225,7 +240,7 @@ class _BoundJob:
         self.estimate: SizeEstimate | None = None
         self.found: dict[str, Any] | None = None      # a better schedule of the exact search
         self.exact = exact
-        self.deadline = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
+        self.deadline = rec.deadline.sub(None, reserve=rec.reserve)
         size = instance.n * instance.horizon
         if size > MAX_BOUND_SIZE:
             why = (f"n * T = {size} above {MAX_BOUND_SIZE}: no LP or Lagrangian bound at this "
@@ -282,8 +297,8 @@ class _BoundJob:
         return search is not None and search.get("solver_status") == "optimal"
 
     def finish(self) -> None:
-        """Wait for the child (it stops by itself at its deadline, :data:`COLLECT_RESERVE_S`
-        before the call's; killed at the call's); record what it gave."""
+        """Wait for the child (it stops by itself at its deadline, the record's
+        :attr:`_Record.reserve` before the call's; killed at the call's); record what it gave."""
         if self.job is not None and self.value is None:
             self._collect(self.job.wait(deadline=self.rec.deadline, grace=0.0))
 
@@ -397,7 +412,7 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
     t = rec.start(name, "interval LP / Lagrangian bound (child process) and the "
                   "improvement search (here), until the gap closes or the limit")
     bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes)
-    search_dl = rec.deadline.sub(None, reserve=COLLECT_RESERVE_S)
+    search_dl = rec.deadline.sub(None, reserve=rec.reserve)
     H = instance.horizon + int(instance.output.sum()) + int(instance.output.max()) + 2
     lists = 16 * (instance.n + 1) * H <= SEARCH_RAM_SHARE * ram_bytes
     if not lists:
@@ -516,7 +531,7 @@ def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: 
     from kvopt.mip.search.improve import improve
 
     t = rec.start("search", "improvement search for the exact search's upper bound")
-    dl = rec.deadline.sub(rec.deadline.share(EXACT_SEARCH_SHARE, reserve=COLLECT_RESERVE_S))
+    dl = rec.deadline.sub(rec.deadline.share(EXACT_SEARCH_SHARE, reserve=rec.reserve))
     if (dl.remaining() or 1.0) > 0.05:
         imp = improve(instance, deadline=dl, seed=seed, points=_search_points(best),
                       max_steps=3 * instance.n, label="kvopt solve: search")
@@ -568,7 +583,7 @@ def _result(instance: Instance, best: dict[str, Any], rec: _Record, path: str
     rec.steps["validate_s"] = round(time.monotonic() - t, 3)
     dl = rec.deadline
     model = {"path": path, "schedule_source": best["source"], "bound_source": name,
-             "phases": rec.phases, "notes": rec.notes}
+             "phases": rec.phases, "notes": rec.notes, "reserve_s": round(rec.reserve, 3)}
     return SolveResult(status=status, objective=obj, bound=bound, gap=gap, solver="auto",
                        formulation=path,
                        runtime_s=dl.elapsed(), schedule=sched, report=rep,

@@ -2,6 +2,7 @@
 below the brute-force optimum, and ``kvopt solve --improve`` on the command line."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -197,8 +198,10 @@ def test_cli_solve_improve(tmp_path, capsys):
 
 def test_cli_solve_improve_progress_has_no_carriage_return_off_a_terminal(capsys):
     main(["solve", "instances/synthetic/model2-seed2.json", "--improve", "--time-limit", "2"])
-    err = capsys.readouterr().err
-    assert "\r" not in err
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err
+    # the whole call against its limit, as the default path says it
+    assert re.search(r"\n  time: \d+\.\d\d s of a 2 s limit", captured.out), captured.out
 
 
 def test_bound_report_uses_the_improved_schedule():

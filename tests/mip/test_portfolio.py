@@ -188,3 +188,52 @@ def test_cli_default_on_a_trace_prefix(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert rc in (0, 1) and doc["n"] == 40 and doc["objective"] is not None
     assert doc["bound"] <= doc["objective"]
+
+
+def _slow_checker(monkeypatch, seconds: float) -> None:
+    """Every validation of the default path takes ``seconds`` more (as on a large trace:
+    one check of the whole Azure trace at 0.5 s slots takes ~0.15-0.25 s)."""
+    import time
+
+    from kvopt.core import validate
+    from kvopt.mip.search import improve as improve_mod
+    from kvopt.mip.search import starts
+
+    real = validate.check_schedule
+
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return real(*args, **kwargs)
+
+    for mod in (portfolio, improve_mod, starts):
+        monkeypatch.setattr(mod, "check_schedule", slow)
+
+
+def test_the_limit_holds_when_validation_is_slow(monkeypatch):
+    """The default path keeps time at the end for its validations in proportion to what one
+    took on the starting points: a fixed 0.5 s let ``kvopt solve`` on the Azure trace at
+    0.5 s slots with ``--time-limit 5`` overrun by up to 0.6 s. Here each check takes 0.4 s,
+    and the two after the search (the search's own and the result's) took the call 0.3 s past
+    a 6 s limit before."""
+    _slow_checker(monkeypatch, 0.4)
+    res = solve(model1(3, n=30), time_limit=6)
+    assert res.model["path"] == "portfolio"
+    assert res.model["reserve_s"] >= portfolio.COLLECT_RESERVE_S + 3 * 0.4
+    assert res.overrun_s == 0 and res.runtime_s <= 6, (res.runtime_s, res.steps)
+    assert res.report is not None and res.report.ok
+
+
+def test_improve_keeps_time_for_its_final_check(monkeypatch):
+    """``improve`` stops its search early enough for its own final check and the caller's
+    output (twice the measured check): with 0.4 s checks and a 3 s limit it had ended at
+    ~3.4 s."""
+    from kvopt.mip.search.improve import improve
+    from kvopt.mip.search.starts import starting_points
+
+    inst = model1(3, n=30)
+    points = {"mcsf": starting_points(inst)["mcsf"]}   # one check before the search
+    _slow_checker(monkeypatch, 0.4)
+    dl = Deadline(3)
+    res = improve(inst, deadline=dl, seed=0, points=points)
+    assert dl.elapsed() <= 3 - 0.3, dl.elapsed()
+    assert res.report is not None and res.report.ok
