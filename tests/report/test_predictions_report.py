@@ -30,7 +30,7 @@ def test_price_rows_are_at_least_one_against_proven_opt(tmp_path):
     assert price_csv(rows).count("\n") == len(rows) + 1
 
 
-def test_price_report_says_when_no_small_instance_was_proven(tmp_path):
+def test_price_report_says_when_no_small_instance_was_proven(tmp_path, monkeypatch):
     """A limit too short to prove any optimum kept no "opt" row, so the report left the 2
     small instances out without a word; now the table stays, empty, with the count."""
     rows = price_rows(errors=[0.0, 0.5], instances=2, n=4, policies=["amax", "sprpt"],
@@ -42,6 +42,22 @@ def test_price_report_says_when_no_small_instance_was_proven(tmp_path):
     assert "(0 instances, 2 unproven dropped)" in md and "| amax | - | - |" in md
     files = write_price_report(tmp_path, rows, "kvopt predictions price ...")
     assert all(f.stat().st_size > 0 for f in files)
+    # the figure's panel says why it is empty (it drew bare axes with an empty legend)
+    fig = _figure_of(monkeypatch, rows, tmp_path)
+    ax = fig.axes[0]
+    assert not ax.lines and ax.get_legend() is None
+    assert [t.get_text() for t in ax.texts] == [
+        "no instance with a ratio to show\n(2 unproven dropped: raise --time-limit)"]
+
+
+def _figure_of(monkeypatch, rows, tmp_path):
+    """The figure ``price_plot`` draws for ``rows``."""
+    import kvopt.report.price as price
+
+    saved = []
+    monkeypatch.setattr(price, "save_figure", lambda fig, path, **kw: saved.append(fig))
+    price.price_plot(rows, tmp_path / "p.png")
+    return saved[0]
 
 
 def test_experiment_runs_every_policy_small():
