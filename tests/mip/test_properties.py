@@ -40,3 +40,22 @@ def test_duplicated_requests_aggregate_exactly(inst):
     assert data2.x0 is not None and data2.max_violation(data2.x0) == 0
     assert data2.objective(data2.x0) == opt
     assert decode_starts(data2, data2.x0, dup.n).tolist() == res.schedule.run_start.tolist()
+
+
+def test_groups_partition_the_requests_in_order_of_first_appearance():
+    """``group_requests`` (vectorized: it had looped over the requests once per group):
+    identical requests together, each group in index order, groups by their first request."""
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        n, r = int(rng.integers(1, 40)), int(rng.integers(1, 4))
+        inst = Instance(memory=100, arrival=rng.integers(0, r, n),
+                        prompt=rng.integers(1, r + 1, n), output=rng.integers(1, r + 1, n))
+        key = [(int(a), int(s), int(o))
+               for a, s, o in zip(inst.arrival, inst.prompt, inst.output, strict=True)]
+        want: dict[tuple[int, int, int], list[int]] = {}
+        for i, k in enumerate(key):
+            want.setdefault(k, []).append(i)
+        got = group_requests(inst, True)
+        assert [g.tolist() for g in got] == list(want.values())
+        assert all(g.dtype == np.int64 for g in got)
+        assert [g.tolist() for g in group_requests(inst, False)] == [[i] for i in range(n)]

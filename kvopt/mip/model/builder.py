@@ -68,13 +68,13 @@ def group_requests(instance: Instance, aggregate: bool) -> list[NDArray[np.int64
     if not aggregate:
         return [np.array([i], dtype=np.int64) for i in range(n)]
     key = np.stack([instance.arrival, instance.prompt, instance.output], axis=1)
-    _, inv = np.unique(key, axis=0, return_inverse=True)
+    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
-    first: dict[int, int] = {}
-    for i in range(n):
-        first.setdefault(int(inv[i]), i)
-    order = sorted(first, key=first.__getitem__)
-    return [np.flatnonzero(inv == u).astype(np.int64) for u in order]
+    # members of each group in index order, the groups in order of their first request
+    # (vectorized: one pass per group was O(n x groups), 0.5 s on the whole Azure trace)
+    members = np.split(np.argsort(inv, kind="stable").astype(np.int64),
+                       np.cumsum(np.bincount(inv, minlength=first.size))[:-1])
+    return [members[u] for u in np.argsort(first, kind="stable").tolist()]
 
 
 def start_windows(
