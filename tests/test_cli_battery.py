@@ -15,6 +15,7 @@ a valid schedule of another instance, ``a2-schedule.json``: a valid schedule of 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -28,6 +29,7 @@ A2 = "instances/tiny/a2-example.json"
 EX1 = "instances/tiny/seed000-example1.json"
 CSV = "instances/traces/azure_code_2023.csv"
 SMOKE = "instances/sweeps/smoke.toml"
+STEPS = "kvopt/data/measured/h100_llama_steps.csv"
 
 #: sub-command -> [(argv after the sub-command, text the error message must contain)]
 BATTERY: dict[str, list[tuple[list[str], str]]] = {
@@ -53,6 +55,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([A2, "--objective", "goodput"], "requests.slo_kind"),
         ([A2, "--schedule-out", "{out}"], "--schedule-out"),
         ([A2, "--schedule-out", "{fx}/afile/s.json"], "--schedule-out"),
+        (["{fx}/a2.json", "--schedule-out", "{fx}/a2.json"], "--schedule-out"),  # the input
         ([A2, "--improve", "--seed", "-1"], "--seed"),
     ],
     "bound": [
@@ -97,6 +100,11 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
     ],
     "simulate": [
         ([A2, "--policy", "mc-sf"], "--policy"),
+        # an output that is the input (the trace was overwritten), or both outputs one file
+        (["{fx}/a2.json", "--policy", "mcsf", "--requests-out", "{fx}/a2.json"],
+         "--requests-out"),
+        ([A2, "--policy", "mcsf", "--requests-out", "{out}/x.csv", "--schedule-out",
+          "{out}/./x.csv"], "--requests-out"),
         ([A2, "--policy", "amax"], "--noise"),
         ([A2, "--policy", "mcsf", "--option", "bogus=1"], "--option bogus"),
         ([A2, "--policy", "alpha-protection", "--option", "alpha=x"], "--option alpha"),
@@ -229,6 +237,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         ([SMOKE, "--db", "{out}/r.sqlite", "--csv", "{out}/x.csv"], "--csv"),
         (["export", "--db", "{fx}/missing.sqlite", "--csv", "{out}/x.csv"], "--db"),
         (["export", "--db", "{fx}/afile", "--csv", "{out}/x.csv"], "--db"),
+        (["export", "--db", "{fx}/sweep.sqlite", "--csv", "{fx}/sweep.sqlite"], "--csv"),
         (["export", "--db", "{fx}/afile"], "--csv"),
         (["export", "--csv", "{out}/x.csv"], "--db"),
     ],
@@ -244,15 +253,16 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
     "steptime fit": [
         (["missing.csv", "--base", "h100-llama2-7b-tp1"], "MEASUREMENTS"),
         (["{fx}/afile", "--base", "h100-llama2-7b-tp1"], "column"),
-        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "nope"], "--base"),
-        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "unit"], "--base"),
-        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+        (["{fx}/steps.csv", "--base", "h100-llama2-7b-tp1", "--out", "{fx}/steps.csv"], "--out"),
+        ([STEPS, "--base", "nope"], "--base"),
+        ([STEPS, "--base", "unit"], "--base"),
+        ([STEPS, "--base", "h100-llama2-7b-tp1",
           "--holdout", "1"], "--holdout"),
-        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+        ([STEPS, "--base", "h100-llama2-7b-tp1",
           "--where", "gpu=x", "--out", "{out}/f.json"], "--where"),
-        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+        ([STEPS, "--base", "h100-llama2-7b-tp1",
           "--out", "{out}"], "--out"),
-        (["kvopt/data/measured/h100_llama_steps.csv", "--base", "roofline-h100-llama2-7b-tp1",
+        ([STEPS, "--base", "roofline-h100-llama2-7b-tp1",
           "--interconnect", "none"], "--interconnect"),
     ],
     "steptime calibrate-engine": [
@@ -332,6 +342,9 @@ def fixtures(tmp_path_factory):
          "requests": {"arrival": [0], "prompt": [3], "output": [2]}}))
     a2 = load_instance(A2)
     Schedule.from_starts(a2, [0, 0]).save(fx / "a2-schedule.json")
+    # inputs a command must not overwrite (an output named as one of its inputs)
+    (fx / "a2.json").write_bytes(Path(A2).read_bytes())
+    (fx / "steps.csv").write_bytes(Path(STEPS).read_bytes())
     ex1 = load_instance(EX1)
     Schedule.from_starts(ex1, [0] * ex1.n).save(fx / "other-schedule.json")
     from kvopt.sweep import parse_spec, run_spec
@@ -342,7 +355,11 @@ def fixtures(tmp_path_factory):
 
 
 def _listing(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+    """Every path under ``folder`` with its content's digest (a rejected command must neither
+    add a file nor change one: an output named as an input had overwritten the input)."""
+    return sorted(str(p.relative_to(folder))
+                  + (" " + hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "")
+                  for p in folder.rglob("*"))
 
 
 CASES = [(cmd, argv, needle) for cmd, cases in BATTERY.items() for argv, needle in cases]
@@ -432,7 +449,7 @@ BASE: dict[str, list[str]] = {
     "sweep": ["--generator", "random-small", "--seeds", "0:1", "--policies", "mcsf", "--out",
               "{out}/sw", "--workers", "0"],
     "steptime validate": [],
-    "steptime fit": ["kvopt/data/measured/h100_llama_steps.csv", "--base", "h100-llama2-7b-tp1",
+    "steptime fit": [STEPS, "--base", "h100-llama2-7b-tp1",
                      "--out", "{out}/f.json"],
     "steptime profile": ["--out", "{out}/p.csv"],
     "hardness knapsack": ["--weights", "2,3", "--values", "1,1", "--capacity", "3"],

@@ -103,8 +103,11 @@ def _default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o)}")
 
 
-def check_output_file(path: str | os.PathLike[str] | None, flag: str) -> None:
-    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written.
+def check_output_file(path: str | os.PathLike[str] | None, flag: str,
+                      inputs: tuple[str | os.PathLike[str] | None, ...] = ()) -> None:
+    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written, or
+    that is one of the command's ``inputs`` (the same file by any name, links included:
+    ``kvopt simulate T.csv --requests-out T.csv`` had overwritten its own trace).
 
     Called before any work starts, so a bad path never costs a run. ``None`` passes.
 
@@ -113,21 +116,39 @@ def check_output_file(path: str | os.PathLike[str] | None, flag: str) -> None:
     >>> check_output_file(".", "--out")
     Traceback (most recent call last):
     kvopt.core.errors.UsageError: invalid --out: . is a folder; give a file name
+    >>> check_output_file("README.md", "--out", inputs=("./README.md",))
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --out: README.md is the input ./README.md; ...
     """
     if path is None:
         return
     p = Path(path)
     if p.is_dir():
         raise UsageError(flag, f"{path} is a folder; give a file name")
+    for src in inputs:
+        if src is not None and same_file(p, Path(src)):
+            raise UsageError(flag, f"{path} is the input {src}; writing it would destroy "
+                             "the input: give another file name")
     _check_ancestor(p.parent, flag)
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name the same file: by inode where both exist, else by their
+    resolved paths (two outputs of one command, neither written yet)."""
+    with contextlib.suppress(OSError):
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def check_figure_file(path: str | os.PathLike[str], flag: str,
-                      formats: tuple[str, ...] | None = None) -> None:
+                      formats: tuple[str, ...] | None = None,
+                      inputs: tuple[str | os.PathLike[str] | None, ...] = ()) -> None:
     """Refuse (``UsageError`` naming ``flag``) a figure file whose suffix names no format
     :func:`kvopt.report.writers.save_figure` writes, then check it as
     :func:`check_output_file`. ``formats`` restricts the suffix to those given; without it
-    every format matplotlib writes is accepted, and no suffix (written as PNG).
+    every format matplotlib writes is accepted, and no suffix (written as PNG). ``inputs``:
+    as :func:`check_output_file`.
 
     Examples
     --------
@@ -149,7 +170,7 @@ def check_figure_file(path: str | os.PathLike[str], flag: str,
         if kind not in FigureCanvasBase.get_supported_filetypes():
             raise UsageError(flag, "must name a figure file (.png, .pdf, .svg or another "
                              f"format matplotlib writes), got {str(path)!r}")
-    check_output_file(path, flag)
+    check_output_file(path, flag, inputs)
 
 
 def check_output_dir(path: str | os.PathLike[str] | None, flag: str) -> None:

@@ -136,7 +136,7 @@ def run_solve(args: argparse.Namespace) -> int:
     if args.formulation in CP_FORMULATIONS and args.solver not in (None, "cpsat"):
         raise UsageError("--formulation", f"{args.formulation} is a CP-SAT model: use it with "
                          f"--solver cpsat, or pick a MILP formulation for --solver {args.solver}")
-    check_output_file(args.schedule_out, "--schedule-out")
+    check_output_file(args.schedule_out, "--schedule-out", (args.instance,))
     if args.improve:
         return _run_improve(args)
     budget = _budget(args)

@@ -49,7 +49,7 @@ def run_plot(args: argparse.Namespace) -> int:
     from kvopt.core.schedule import load_schedule
     from kvopt.report.schedule_plot import save_schedule_plot
 
-    check_figure_file(args.out, "--out", ("png",))
+    check_figure_file(args.out, "--out", ("png",), (args.instance, args.schedule))
     check_input_file(args.schedule, "SCHEDULE")
     inst = read_instance(args)
     sched = load_schedule(args.schedule)

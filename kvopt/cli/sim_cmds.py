@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from kvopt.cli.common import (
@@ -15,6 +16,7 @@ from kvopt.cli.common import (
     emit,
     int_at_least,
     read_instance,
+    same_file,
     seed_arg,
 )
 from kvopt.core.errors import InfeasibleScheduleError, UsageError
@@ -155,8 +157,13 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.policy != "replay" and args.replay is not None:
         raise UsageError("--replay", "only with --policy replay")
     check_input_file(args.replay, "--replay")
-    check_output_file(args.schedule_out, "--schedule-out")
-    check_output_file(args.requests_out, "--requests-out")
+    inputs = (args.instance, args.replay)
+    check_output_file(args.schedule_out, "--schedule-out", inputs)
+    check_output_file(args.requests_out, "--requests-out", inputs)
+    if args.requests_out and args.schedule_out and same_file(Path(args.requests_out),
+                                                             Path(args.schedule_out)):
+        raise UsageError("--requests-out", f"{args.requests_out} is also --schedule-out; "
+                         "give two different files")
     inst = read_instance(args)
     if args.replay is not None:
         sched = load_schedule(args.replay)

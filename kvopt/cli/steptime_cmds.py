@@ -190,7 +190,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from kvopt.sim.steptime.measured import read_steps_csv
 
     check_input_file(args.measurements, "MEASUREMENTS")
-    check_output_file(args.out, "--out")
+    check_output_file(args.out, "--out", (args.measurements,))
     where = _where(args.where)
     if type(get_step_time(args.base)) not in FIT_PARAMS:
         raise UsageError("--base", "has no free constants to fit (use a profiled or roofline "

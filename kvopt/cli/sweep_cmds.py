@@ -228,7 +228,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.csv is None:
         raise UsageError("--csv", "required: the CSV file to write")
     check_input_file(args.db, "--db")
-    check_output_file(args.csv, "--csv")
+    check_output_file(args.csv, "--csv", (args.db,))
     with ResultStore(args.db, readonly=True) as store:
         rows = store.rows()
         last = store.conn.execute("SELECT spec FROM runs ORDER BY id DESC LIMIT 1").fetchone()
