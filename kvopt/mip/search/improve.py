@@ -522,31 +522,40 @@ def improve(
     budget = dl.remaining()
     assert budget is not None
     rng = np.random.default_rng(seed)
-    if points is None:
-        points = starting_points(instance, dl.sub(dl.share(STARTS_SHARE)))
-    t_check = dl.elapsed()
-    best, values, src = best_start(instance, initial, points)
-    # the search stops early enough for the final check and the caller's output
-    check_s = (dl.elapsed() - t_check) / max(len(values), 1)
-    end = t0 + budget - RESERVE_CHECKS * check_s
-    search = Deadline(end, t0=dl.t0, clock=dl.clock)
-    best_v = values[src]
+    best, values, src, end = _starting_point(instance, initial, points, dl, t0 + budget)
     goal = _Goal(max(combinatorial_bound(instance), lower if lower is not None else -math.inf),
                  bound, stop)
-    history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, best_v, src)]
+    history: list[tuple[float, float, str]] = [(dl.elapsed() - t0, values[src], src)]
     bar = _Bar(budget, dl, t0, progress, label)
     phase = Deadline(min(t0 + list_share * budget, end), t0=dl.t0, clock=dl.clock)
     best, evals, list_skipped = _list_phase(
         instance, best, rng, phase, goal=goal, bar=bar, history=history, t0=t0,
         max_evals=None if max_steps is None else 50 * max_steps, temperature=temperature,
         cycles=cycles, delay_share=delay_share)
-    best, lns = _lns_phase(instance, best, search, rng, goal=goal, size=neighbourhood,
+    best, lns = _lns_phase(instance, best, Deadline(end, t0=dl.t0, clock=dl.clock), rng,
+                           goal=goal, size=neighbourhood,
                            sub_time=sub_time, max_steps=max_steps, pairs=lns_pairs,
                            history=history, t0=t0, tick=bar.report)
     bar.close()
     goal()
     return _improve_result(instance, best, seed, values, src, goal.lb, evals, lns, history,
                            time.perf_counter() - wall0, list_skipped)
+
+
+def _starting_point(instance: Instance, initial: NDArray[np.int64] | None,
+                    points: dict[str, NDArray[np.int64]] | None, dl: Deadline, end: float,
+                    ) -> tuple[NDArray[np.int64], dict[str, float], str, float]:
+    """:func:`improve`'s best starting point, every starting point's TEL and the best's name
+    (:func:`best_start`; the points computed here within :data:`STARTS_SHARE` of ``dl``
+    unless given), and when its search must stop (``dl``'s clock): :data:`RESERVE_CHECKS`
+    times the measured cost of valuing and validating one starting point before ``end``,
+    for the final check and the caller's output."""
+    if points is None:
+        points = starting_points(instance, dl.sub(dl.share(STARTS_SHARE)))
+    t_check = dl.elapsed()
+    best, values, src = best_start(instance, initial, points)
+    check_s = (dl.elapsed() - t_check) / max(len(values), 1)
+    return best, values, src, end - RESERVE_CHECKS * check_s
 
 
 class _Goal:
