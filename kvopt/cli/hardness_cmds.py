@@ -134,13 +134,20 @@ def run_report(args: argparse.Namespace) -> int:
     import sys
 
     from kvopt.cli.common import check_output_dir
+    from kvopt.core.errors import MemoryBudgetError
     from kvopt.report.goodput import goodput_report
 
     check_output_dir(args.out, "--out")
     command = "kvopt " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] \
         else ""
-    m = goodput_report(args.out, seeds=args.seeds, n=args.n, max_batch=args.max_batch,
-                       time_limit=args.time_limit, command=command)
+    try:
+        m = goodput_report(args.out, seeds=args.seeds, n=args.n, max_batch=args.max_batch,
+                           time_limit=args.time_limit, command=command)
+    except MemoryBudgetError as exc:  # the random instances' goodput MIP: their size is --n
+        if exc.field != "instance":
+            raise
+        raise MemoryBudgetError("--n", f"{exc.reason}; give a smaller --n",
+                                estimate=exc.estimate, budget=exc.budget) from None
     lines = [f"wrote {', '.join(m['files'])} and manifest.json to {args.out}"]
     for row in m["random_summary"]:
         lines.append(f"  {row['policy']:>10}: goodput/OPT mean {row['mean_ratio']:.4f}, worst "

@@ -32,3 +32,16 @@ def test_cli_report(tmp_path, capsys):
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == sorted([*doc["files"], "manifest.json"])
     assert abs(doc["eq43"]["inverse"] - 8.224) < 5e-4
+
+
+def test_report_above_the_memory_budget_names_n_and_writes_nothing(tmp_path, monkeypatch,
+                                                                   capsys):
+    """The random instances' size is the user's ``--n``: a goodput MIP above the memory budget
+    is refused naming it (it named "instance"), before the fixed parts run, and the output
+    folder is not created (it was, empty)."""
+    monkeypatch.setenv("KVOPT_MEMORY_BUDGET", "100M")
+    out = tmp_path / "r"
+    assert main(["hardness", "report", "--out", str(out), "--n", "200", "--seeds", "0:1"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid --n:" in err and "exceeds the memory budget" in err, err
+    assert not out.exists()
