@@ -103,7 +103,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="keep only the first N requests (by arrival order in the file)")
     p.add_argument("--lp", choices=("auto", "exact", "lagrangian", "none"), default="auto",
                    help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size); "
-                   "auto: exact up to n*T = 2e5, Lagrangian up to 2e7, else none")
+                   "auto (default): as kvopt solve, the lag-interval LP (120 s) up to n*T = "
+                   "2e7 where it fits the memory budget, else exact up to 2e5, Lagrangian "
+                   "up to 2e7, else none")
     p.add_argument("--iterations", type=int_at_least(1, 10**6), default=200,
                    help="Lagrangian iterations")
     p.add_argument("--solve", type=float_in(0, lo_open=True), default=None, metavar="S",

@@ -19,6 +19,7 @@ from kvopt.mip.bounds.intervals import (
 )
 from kvopt.mip.bounds.lagrangian import lagrangian_value
 from kvopt.mip.bounds.relaxations import lp_bound
+from kvopt.mip.certify import bound_report
 from kvopt.mip.model.builder import build_milp, group_requests
 from tests.bruteforce import brute_force_opt
 from tests.strategies import small_instances as instances
@@ -169,3 +170,29 @@ def test_cli_bound_intervals(tmp_path, capsys):
     assert doc["interval_status"] == "optimal"
     assert doc["bounds"]["lp"] < 48 < doc["bounds"]["intervals"] <= 52   # OPT = MC-SF = 52
     assert doc["best_bound"] == 52 and doc["gap"] == 0.0
+
+
+def test_bound_default_is_the_portfolios_interval_lp(tmp_path, capsys):
+    """``kvopt bound`` with no flags computes the bound ``kvopt solve``'s portfolio computes
+    (the lag-interval LP): on ``model1-seed1`` its exact ``tight+cores`` LP had run out of
+    its 120 s and the default fell back to the Lagrangian bound (5828 after 2 minutes,
+    against the interval LP's 7488.7). Here the instance of the test above, where the interval
+    LP proves MC-SF optimal and the plain LP does not; below the budget, the old fallbacks."""
+    import json
+
+    from kvopt.cli.main import main
+
+    inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    path = tmp_path / "inst.json"
+    inst.save(path)
+    assert main(["bound", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["lp_mode"] == "intervals" and doc["interval_status"] == "optimal"
+    assert "lp" not in doc["bounds"] and "lag-interval" in doc["skipped"]["lp"]
+    assert 48 < doc["bounds"]["intervals"] <= 52 and doc["gap"] == 0.0   # OPT = MC-SF = 52
+    # asked for by name, the others still run
+    assert bound_report(inst, lp="exact")["lp_mode"] == "exact"
+    assert bound_report(inst, lp="lagrangian")["lp_mode"] == "lagrangian"
+    # above the memory budget: the interval LP is skipped with the reason, Lagrangian instead
+    doc = bound_report(inst, ram=1000)
+    assert doc["lp_mode"] == "lagrangian" and "memory budget" in doc["skipped"]["intervals"]
