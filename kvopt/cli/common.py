@@ -107,7 +107,7 @@ def check_output_file(path: str | os.PathLike[str] | None, flag: str,
                       inputs: tuple[str | os.PathLike[str] | None, ...] = ()) -> None:
     """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written, or
     that is one of the command's ``inputs`` (the same file by any name, links included:
-    ``kvopt simulate T.csv --requests-out T.csv`` had overwritten its own trace).
+    ``kvopt simulate A.json --requests-out A.json`` had overwritten its own instance).
 
     Called before any work starts, so a bad path never costs a run. ``None`` passes.
 
