@@ -17,7 +17,7 @@ from kvopt.mip.result import integral_bound
 AUTO_EXACT_MAX_SIZE = 200_000
 #: ... the Lagrangian bound up to this one, none above.
 AUTO_LAGRANGIAN_MAX_SIZE = 20_000_000
-#: ``lp="auto"`` without ``intervals_time``: the lag-interval LP with this time limit in
+#: ``lp="auto"``: the lag-interval LP with this time limit (or ``intervals_time``) in
 #: place of the exact / Lagrangian bound (as ``kvopt solve``'s portfolio). On
 #: ``model1-seed1`` (n = 50) the exact ``tight+cores`` LP ran out of its 120 s and the
 #: default fell back to the Lagrangian bound (5828, after 2 minutes); the interval LP, which
@@ -50,8 +50,9 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     :class:`~kvopt.core.errors.MemoryBudgetError` naming ``lp`` that suggests the Lagrangian
     bound. ``lp="auto"`` (the default) computes, up to ``n * T =``
     :data:`AUTO_LAGRANGIAN_MAX_SIZE`, the bound ``kvopt solve``'s portfolio computes: the
-    interval LP above with :data:`AUTO_INTERVALS_S` seconds (unless ``intervals_time`` asks
-    for it) where it fits the budget (``doc["lp_mode"] == "intervals"``); otherwise the exact
+    interval LP above with ``intervals_time`` seconds (default :data:`AUTO_INTERVALS_S`)
+    where it fits the budget (``doc["lp_mode"] == "intervals"``; stopped at that limit, the
+    Lagrangian bound is computed too, ``"lagrangian"``); otherwise the exact
     LP when ``n * T <=`` :data:`AUTO_EXACT_MAX_SIZE` and it fits the budget, else the
     Lagrangian bound; ``doc["skipped"]`` says which bounds were not computed and why.
 
@@ -83,20 +84,26 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds, skipped)
     mode = _lp_mode(inst, lp, budget, skipped)
     status_iv = None
-    if lp == "auto" and intervals_time is None and mode != "none":  # the portfolio's bound
+    auto_iv = lp == "auto" and mode != "none"  # the portfolio's bound
+    if auto_iv:
         t2 = time.perf_counter()
-        status_iv = _interval_phase(inst, AUTO_INTERVALS_S, budget, best["objective"], bounds,
+        status_iv = _interval_phase(inst, AUTO_INTERVALS_S if intervals_time is None
+                                    else intervals_time, budget, best["objective"], bounds,
                                     skipped, progress)
         timing["intervals"] = time.perf_counter() - t2
-        if status_iv is not None:  # (None: above the memory budget, the LP or Lagrangian)
+        if status_iv == "optimal":  # (None: above the memory budget, the LP or Lagrangian)
             mode = "intervals"
             skipped["lp"] = ("auto: the lag-interval LP instead (it holds every tight+cores "
                              "row; --lp exact or --lp lagrangian forces those)")
+        elif status_iv is not None:  # stopped at its limit (its subgradient): add the cheap one
+            mode = "lagrangian"
+            skipped["lp"] = ("auto: the lag-interval LP stopped at its time limit, so the "
+                             "Lagrangian bound too (--lp exact forces the exact LP)")
     t1 = time.perf_counter()
     mode = _lp_phase(inst, mode, iterations, budget, best["objective"], bounds, skipped,
                      progress)
     timing["lp"] = time.perf_counter() - t1
-    if intervals_time is not None:
+    if intervals_time is not None and not auto_iv:
         t2 = time.perf_counter()
         status_iv = _interval_phase(inst, intervals_time, budget, best["objective"], bounds,
                                     skipped, progress)

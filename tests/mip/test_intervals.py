@@ -165,7 +165,7 @@ def test_cli_bound_intervals(tmp_path, capsys):
     inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
     path = tmp_path / "inst.json"
     inst.save(path)
-    assert main(["bound", str(path), "--intervals", "30", "--json"]) == 0
+    assert main(["bound", str(path), "--intervals", "30", "--lp", "exact", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["interval_status"] == "optimal"
     assert doc["bounds"]["lp"] < 48 < doc["bounds"]["intervals"] <= 52   # OPT = MC-SF = 52
@@ -190,6 +190,15 @@ def test_bound_default_is_the_portfolios_interval_lp(tmp_path, capsys):
     assert doc["lp_mode"] == "intervals" and doc["interval_status"] == "optimal"
     assert "lp" not in doc["bounds"] and "lag-interval" in doc["skipped"]["lp"]
     assert 48 < doc["bounds"]["intervals"] <= 52 and doc["gap"] == 0.0   # OPT = MC-SF = 52
+    # --intervals S is its time limit; the exact LP does not run beside it (on model1-seed1
+    # `kvopt bound --intervals 1` spent 120 s on the exact LP first)
+    assert main(["bound", str(path), "--intervals", "30", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["lp_mode"] == "intervals" and "lp" not in doc["bounds"]
+    # stopped at a tiny limit: its (subgradient) value and the Lagrangian bound beside it
+    doc = bound_report(inst, intervals_time=1e-9)
+    assert doc["interval_status"] == "time_limit" and doc["lp_mode"] == "lagrangian"
+    assert doc["bounds"]["intervals"] <= 52 and doc["bounds"]["lagrangian"] <= 52
     # asked for by name, the others still run
     assert bound_report(inst, lp="exact")["lp_mode"] == "exact"
     assert bound_report(inst, lp="lagrangian")["lp_mode"] == "lagrangian"
