@@ -16,6 +16,7 @@ import pytest
 from kvopt.core.instance import Instance
 from kvopt.mip.bounds.intervals import interval_bound
 from tests.bruteforce import brute_force_opt
+from tests.conftest import once_per_run
 from tests.scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,14 +38,9 @@ def _instance(seed: int) -> Instance:
     return Instance(memory=M, arrival=[0] * n, prompt=pr.tolist(), output=out.tolist())
 
 
-@pytest.fixture(scope="module")
-def runs():
-    """Per tiny instance: OPT, the interval LP and the window LP's converged values at slack
-    costs 1 and 50 (windows of 2-4 slots; the columns seeded with OPT's schedule on even
-    seeds, from slacks alone on odd ones). Seeds whose brute force is quick; the interval LP
-    is below OPT on seven of the eight."""
+def _runs(_folder: Path) -> list:
     out = []
-    for seed in (0, 3, 4, 5, 8, 9, 10, 11):
+    for seed in (0, 3, 5, 8, 9, 10):
         inst = _instance(seed)
         opt, starts = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
         lp = interval_bound(inst, upper=opt, time_limit=30).bound
@@ -54,6 +50,16 @@ def runs():
                             bigs=(1.0, 50.0))
         out.append((seed, opt, lp, r))
     return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Per tiny instance: OPT, the interval LP and the window LP's converged values at slack
+    costs 1 and 50 (windows of 2-4 slots; the columns seeded with OPT's schedule on even
+    seeds, from slacks alone on odd ones). Seeds whose window LP is quick (4 and 11 took 11 of
+    the fixture's 21 s); the interval LP is at least 0.5 below OPT on five of the six.
+    Computed once per run (not once per xdist worker)."""
+    return once_per_run(tmp_path_factory, "window-lp", _runs)
 
 
 def test_window_lp_between_interval_lp_and_opt(runs):
@@ -69,7 +75,7 @@ def test_window_lp_cuts_the_interval_lp(runs):
     """A relaxation that never moves would pass the test above: where the interval LP is
     below OPT, the window LP is strictly above it on most of these instances."""
     gap = [(lp, r) for _, opt, lp, r in runs if lp < opt - 0.5]
-    assert len(gap) >= 6
+    assert len(gap) >= 4  # five (seed 10's gap is 0.5 less 6e-8)
     assert sum(r["levels"][1][1] > lp + 0.1 for lp, r in gap) >= len(gap) - 1
 
 

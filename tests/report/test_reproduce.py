@@ -14,15 +14,20 @@ import pytest
 from kvopt.cli.main import main
 from kvopt.report.reproduce import SEEDS, VERDICTS, run
 from kvopt.report.reproduce.core import Target, compare
+from tests.conftest import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("reproduction")
+def _build(out: Path) -> Path:
     assert main(["report", "reproduce", "--out", str(out), "--fast", "--json"]) == 0
     return out
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """The fast report's folder, computed once per run (not once per xdist worker)."""
+    return once_per_run(tmp_path_factory, "reproduction", _build)
 
 
 def test_fast_report_files_and_verdicts(report, capsys):

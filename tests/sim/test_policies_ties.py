@@ -62,6 +62,36 @@ def test_amin_tie_order_gives_the_exact_expectation():
     assert abs(tels.mean() - float(exact)) < 4 * tels.std(ddof=1) / np.sqrt(tels.size)
 
 
+def test_tie_order_expectation_over_class_orders_equals_every_order():
+    """tie_order_expectation simulates one order per sequence of interchangeable-request
+    classes; on random small instances with repeated requests (and with requests that differ
+    only in a prediction field) it equals the plain mean over all n! tie orders, exactly."""
+    import itertools
+    import math
+    from fractions import Fraction
+
+    import numpy as np
+
+    from kvopt.report.measure import _interchangeable, tie_order_expectation
+
+    rng = np.random.default_rng(7)
+    repeated = 0
+    for trial in range(8):
+        n = int(rng.integers(3, 6))
+        out = rng.integers(1, 4, n)
+        lo = np.minimum(out, rng.integers(1, 3, n))
+        hi = out + rng.integers(0, 2, n)
+        inst = Instance(memory=int(rng.integers(6, 14)), arrival=rng.integers(0, 2, n),
+                        prompt=rng.integers(1, 3, n), output=out, pred_lower=lo, pred_upper=hi)
+        repeated += len(_interchangeable(inst)) < n
+        for policy in ("amin", "amax"):
+            full = sum(round(simulate(inst, policy, tie_order=list(p)).metrics.total_latency)
+                       for p in itertools.permutations(range(n)))
+            assert tie_order_expectation(inst, policy) == Fraction(full, math.factorial(n)), \
+                (trial, policy)
+    assert repeated >= 2  # the class orders are fewer than the n! orders on these
+
+
 def test_amin_tie_order_is_checked():
     from kvopt.core.errors import UsageError
     from kvopt.theory.adversarial import example_ec1

@@ -23,7 +23,7 @@ Examples
 --------
 >>> from kvopt import Instance
 >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
->>> res = improve(inst, time_limit=5, seed=0)
+>>> res = improve(inst, time_limit=1, seed=0)
 >>> res.objective, res.model["start_objective"]     # MC-SF serialises: 10; best is 9
 (9.0, 10.0)
 """
@@ -511,7 +511,7 @@ def improve(
     --------
     >>> from kvopt.core.generators import model1
     >>> inst = model1(1, n=12, memory=20)
-    >>> res = improve(inst, time_limit=3, seed=1)
+    >>> res = improve(inst, time_limit=1, seed=1)
     >>> res.objective <= res.model["start_objective"] and res.report.ok
     True
     """
