@@ -26,7 +26,9 @@ def test_verbose_json_keeps_solver_logs_off_stdout(solver):
     ["solve", A2, "--solver", "highs", "--time-limit", "20"],
     # an instance where MC-SF is not proven optimal at once, so the LNS runs CP-SAT
     ["solve", "instances/synthetic/model1-seed1.json", "--improve", "--time-limit", "2"],
-    ["bound", A2, "--solve", "5"]], ids=["solve-scipy", "solve-highs", "improve", "bound"])
+    # (--lp exact: MC-SF is optimal on A2 and its trivial bound proves it, so auto runs no LP)
+    ["bound", A2, "--solve", "5", "--lp", "exact"]],
+    ids=["solve-scipy", "solve-highs", "improve", "bound"])
 def test_json_stdout_survives_a_solver_printing_on_fd_1(monkeypatch, capfd, argv):
     """Without ``--verbose`` too: the HiGHS inside SciPy prints a debug line
     (``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) on file

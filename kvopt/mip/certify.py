@@ -54,7 +54,9 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     where it fits the budget (``doc["lp_mode"] == "intervals"``; stopped at that limit, the
     Lagrangian bound is computed too, ``"lagrangian"``); otherwise the exact
     LP when ``n * T <=`` :data:`AUTO_EXACT_MAX_SIZE` and it fits the budget, else the
-    Lagrangian bound; ``doc["skipped"]`` says which bounds were not computed and why.
+    Lagrangian bound; ``doc["skipped"]`` says which bounds were not computed and why. Where
+    a combinatorial bound (or ``solve``'s) already meets the best schedule, which is then
+    proven optimal, auto computes no LP (``"none"``): none can say more.
 
     Examples
     --------
@@ -83,6 +85,12 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     skipped: dict[str, str] = {}
     best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds, skipped)
     mode = _lp_mode(inst, lp, budget, skipped)
+    closed = _closed_by(bounds, best["objective"])
+    if closed and lp == "auto" and intervals_time is None:  # no LP can say more
+        skipped["lp"] = (f"auto: the {closed} bound already meets the best schedule "
+                         f"({best['objective']:g}): proven optimal (--lp exact or --intervals "
+                         "S computes the LP anyway)")
+        mode = "none"
     status_iv = None
     auto_iv = lp == "auto" and mode != "none"  # the portfolio's bound
     if auto_iv:
@@ -119,6 +127,17 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
             "lp_mode": mode, "interval_status": status_iv, "skipped": skipped,
             "memory_budget_bytes": budget,
             "seconds": timing}
+
+
+def _closed_by(bounds: dict[str, float | None], objective: float | None) -> str | None:
+    """The name of a bound that proves ``objective`` optimal (its integral rounding meets
+    it), or ``None``."""
+    if objective is None:
+        return None
+    for name, value in bounds.items():
+        if value is not None and math.isfinite(value) and integral_bound(value) >= objective:
+            return name
+    return None
 
 
 def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,

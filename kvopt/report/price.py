@@ -263,7 +263,6 @@ def price_plot(rows: list[dict[str, Any]], path: Path) -> None:
     axes = fig.subplots(1, len(scales), squeeze=False)
     for ax, scale in zip(axes[0], scales, strict=True):
         sub = [r for r in rows if r["scale"] == scale]
-        drawn = 0
         for p in dict.fromkeys(r["policy"] for r in sub):
             pts = sorted((r["error"], r["ratio_mean"]) for r in sub
                          if r["policy"] == p and r["ratio_mean"] is not None)
@@ -272,14 +271,13 @@ def price_plot(rows: list[dict[str, Any]], path: Path) -> None:
             ll = sum(r["livelocks"] for r in sub if r["policy"] == p)
             label = f"{p} ({ll} livelocked runs left out)" if ll else p
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=label)
-            drawn += 1
         ax.set_xlabel("noise level e (point/interval: relative half-width; "
                       "TRAIL/TIE: log-scale)", fontsize=8)
         ax.set_ylabel("TEL / OPT" if scale == "opt" else "TEL / lower bound")
         ax.set_title("small instances, proven OPT" if scale == "opt"
                      else "larger instances, vs best bound")
         ax.grid(alpha=0.3)
-        if drawn:
+        if ax.lines:
             ax.legend(fontsize=8)
         else:  # every small instance unproven (price_rows keeps the rows, with the count)
             dropped = max((int(r.get("dropped_unproven") or 0) for r in sub), default=0)

@@ -157,6 +157,21 @@ def test_configuration_lp_bound_valid(inst):
     assert cut.bound <= opt + 1e-6
 
 
+def test_bound_auto_computes_no_lp_once_a_cheap_bound_proves_the_schedule_optimal():
+    """On a2-example the trivial bound already meets MC-SF (12): auto computes no LP (it took
+    0.5 s of interval LP there, to print the same gap 0), and says why; asked for, it runs."""
+    from kvopt import load_instance
+
+    inst = load_instance("instances/tiny/a2-example.json")
+    doc = bound_report(inst)
+    assert doc["lp_mode"] == "none" and doc["gap"] == 0.0 and doc["best_bound"] == 12
+    assert "proven optimal" in doc["skipped"]["lp"] and "trivial" in doc["skipped"]["lp"]
+    assert "intervals" not in doc["bounds"] and "intervals" not in doc["seconds"]
+    assert bound_report(inst, lp="exact")["lp_mode"] == "exact"
+    doc = bound_report(inst, intervals_time=30)
+    assert doc["interval_status"] == "optimal" and "intervals" in doc["bounds"]
+
+
 def test_cli_bound_intervals(tmp_path, capsys):
     import json
 
