@@ -67,6 +67,7 @@ from kvopt.core.progress import note
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_profile_fits, check_schedule
 from kvopt.mip.result import SolveResult, SolveStatus, integral_bound
+from kvopt.mip.search.starts import ValuedPoints
 
 #: The exact path is taken for instances with at most this many requests, if their interval
 #: LP is small too (:func:`exact_path_fits`): the state search proves all 10 n = 14-16
@@ -189,7 +190,7 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
         or ``"incumbents"``).
     """
     from kvopt.mip.bounds.combinatorial import combinatorial_bounds
-    from kvopt.mip.search.starts import best_start, starting_points
+    from kvopt.mip.search.starts import best_start, starting_points, value_points
 
     instance.require_slotted()
     check_profile_fits(instance, ram_bytes)  # before any work (arrivals 1e12 apart: 7 TiB)
@@ -197,10 +198,11 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     started = deadline.elapsed()
     t = rec.start("incumbents", "incumbents (MC-SF, priority rules) and combinatorial bounds")
     # at most INCUMBENT_SHARE of the limit (each takes minutes on the whole Azure trace)
-    points = starting_points(instance, Deadline(deadline.share(INCUMBENT_SHARE)))
-    t_check = time.monotonic()
-    starts, values, src = best_start(instance, None, points)  # values and validates each
-    rec.check_s = (time.monotonic() - t_check) / max(len(points), 1)
+    # valued and validated once, here; the search gets them with the measured cost
+    points = value_points(instance, starting_points(instance,
+                                                    Deadline(deadline.share(INCUMBENT_SHARE))))
+    starts, values, src = best_start(instance, None, points)
+    rec.check_s = points.check_s
     rec.bounds.update({k: {"value": v, "status": "computed"}
                        for k, v in combinatorial_bounds(instance).items()})
     rec.done("incumbents", t)
@@ -356,7 +358,8 @@ class _SecondSearch:
     the first's deadline. Started at most once, by :meth:`start`, only with
     :data:`SECOND_SEARCH_MIN_S` left; capped at the RAM budget."""
 
-    def __init__(self, instance: Instance, points: dict[str, NDArray[np.int64]], seed: int,
+    def __init__(self, instance: Instance,
+                 points: ValuedPoints | dict[str, NDArray[np.int64]], seed: int,
                  deadline: Deadline, ram_bytes: int, lists: bool) -> None:
         self.instance, self.points, self.seed = instance, points, seed
         self.deadline, self.ram_bytes, self.lists = deadline, ram_bytes, lists
@@ -516,11 +519,18 @@ def _better(best: dict[str, Any], starts: Any, objective: float | None, source: 
             "source": source}
 
 
-def _search_points(best: dict[str, Any]) -> dict[str, NDArray[np.int64]]:
+def _search_points(best: dict[str, Any]) -> ValuedPoints | dict[str, NDArray[np.int64]]:
     """The improvement search's starting points: the best schedule, and MC-SF's if it
-    finished in time."""
-    return {best["source"]: best["starts"],
-            **{k: v for k, v in best["points"].items() if k == "mcsf"}}
+    finished in time; valued and validated already while the best is one of the starting
+    points (it always is on the portfolio path), else plain (the search checks them)."""
+    pts: ValuedPoints = best["points"]
+    src = best["source"]
+    names = list(dict.fromkeys([src, *(k for k in pts.points if k == "mcsf")]))
+    if src in pts.points and np.array_equal(pts.points[src], best["starts"]):
+        return ValuedPoints({k: pts.points[k] for k in names},
+                            {k: pts.values[k] for k in names},
+                            pts.valid & frozenset(names), pts.check_s)
+    return {src: best["starts"], **{k: pts.points[k] for k in names[1:]}}
 
 
 def _quick_search(instance: Instance, rec: _Record, best: dict[str, Any], seed: int

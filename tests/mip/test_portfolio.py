@@ -237,3 +237,40 @@ def test_improve_keeps_time_for_its_final_check(monkeypatch):
     res = improve(inst, deadline=dl, seed=0, points=points)
     assert dl.elapsed() <= 3 - 0.3, dl.elapsed()
     assert res.report is not None and res.report.ok
+
+
+def test_starting_points_are_valued_and_validated_once(monkeypatch):
+    """``solve_auto`` values and validates its starting points once and hands them to the
+    search with the measured cost (:class:`~kvopt.mip.search.starts.ValuedPoints`): the search
+    checked the one or two it was handed again (0.15 s each on the whole Azure trace). Counted
+    in this process (the second search's child is not)."""
+    import numpy as np
+
+    from kvopt.mip.search import starts
+    from kvopt.mip.search.starts import ValuedPoints, best_start, value_points
+
+    calls = []
+    real = starts.check_schedule
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(starts, "check_schedule", counted)
+    inst = model1(3, n=30)
+    points = starts.starting_points(inst)
+    vp = value_points(inst, points)
+    assert len(calls) == len(points) and vp.valid == frozenset(points)
+    assert best_start(inst, None, vp)[1:] == best_start(inst, None, points)[1:]
+    calls.clear()
+    got = best_start(inst, None, vp)
+    assert not calls and np.array_equal(got[0], best_start(inst, None, points)[0])
+    calls.clear()
+    best_start(inst, points["mcsf"], vp)  # an extra initial point: only it is checked
+    assert len(calls) == 1
+    calls.clear()
+    res = solve(inst, time_limit=4)
+    assert res.model["path"] == "portfolio" and res.report is not None and res.report.ok
+    assert len(calls) == len(points), len(calls)   # before: + 1 or 2 in the search
+    assert isinstance(portfolio._search_points({"source": "mcsf", "starts": points["mcsf"],
+                                                "points": vp}), ValuedPoints)

@@ -46,6 +46,7 @@ from kvopt.core.validate import check_schedule, memory_profile
 from kvopt.mip.bounds.combinatorial import combinatorial_bound
 from kvopt.mip.result import SolveResult, SolveStatus, integral_bound
 from kvopt.mip.search.starts import (  # noqa: F401 - sgs_decode, starting_points: here too
+    ValuedPoints,
     best_start,
     serial_starts,
     sgs_decode,
@@ -441,7 +442,7 @@ def improve(
     bound: Callable[[], float | None] | None = None,
     stop: Callable[[], bool] | None = None,
     label: str = "kvopt solve --improve",
-    points: dict[str, NDArray[np.int64]] | None = None,
+    points: dict[str, NDArray[np.int64]] | ValuedPoints | None = None,
 ) -> SolveResult:
     """Search for a schedule better than MC-SF within ``time_limit`` seconds (whole call).
 
@@ -492,8 +493,8 @@ def improve(
     label
         The progress bar's label.
     points
-        The starting points, if the caller has them already (:func:`starting_points`);
-        default: computed here.
+        The starting points if the caller has them (:func:`starting_points`; checked again
+        unless :class:`~kvopt.mip.search.starts.ValuedPoints`); default: computed here.
     progress
         A progress bar over the time budget on stderr (:class:`kvopt.core.progress.Progress`:
         tqdm on a terminal, plain lines without ``\\r`` elsewhere).
@@ -543,18 +544,20 @@ def improve(
 
 
 def _starting_point(instance: Instance, initial: NDArray[np.int64] | None,
-                    points: dict[str, NDArray[np.int64]] | None, dl: Deadline, end: float,
-                    ) -> tuple[NDArray[np.int64], dict[str, float], str, float]:
+                    points: dict[str, NDArray[np.int64]] | ValuedPoints | None, dl: Deadline,
+                    end: float) -> tuple[NDArray[np.int64], dict[str, float], str, float]:
     """:func:`improve`'s best starting point, every starting point's TEL and the best's name
     (:func:`best_start`; the points computed here within :data:`STARTS_SHARE` of ``dl``
     unless given), and when its search must stop (``dl``'s clock): :data:`RESERVE_CHECKS`
     times the measured cost of valuing and validating one starting point before ``end``,
-    for the final check and the caller's output."""
+    for the final check and the caller's output (:class:`ValuedPoints` bring both the
+    values and that cost, measured by the caller)."""
     if points is None:
         points = starting_points(instance, dl.sub(dl.share(STARTS_SHARE)))
     t_check = dl.elapsed()
     best, values, src = best_start(instance, initial, points)
-    check_s = (dl.elapsed() - t_check) / max(len(values), 1)
+    check_s = (points.check_s if isinstance(points, ValuedPoints)
+               else (dl.elapsed() - t_check) / max(len(values), 1))
     return best, values, src, end - RESERVE_CHECKS * check_s
 
 
