@@ -173,8 +173,8 @@ def test_bound_and_solve_agree():
     """The same instance: every bound of one is below every schedule of the other, and
     ``kvopt bound --solve S`` carries the default solve's bound and schedule."""
     inst = model1(5, n=14)
-    res = solve(inst, time_limit=8)
-    doc = bound_report(inst, solve_time=8)
+    res = solve(inst, time_limit=4)
+    doc = bound_report(inst, solve_time=4)
     assert doc["best_bound"] <= res.objective and res.bound <= doc["best_schedule"]["objective"]
     assert doc["bounds"]["solver"] is not None
     _bound_is_the_best_record_rounded_up(res)
