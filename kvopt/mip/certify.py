@@ -85,10 +85,12 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     skipped: dict[str, str] = {}
     best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds, skipped)
     mode = _lp_mode(inst, lp, budget, skipped)
-    closed = _closed_by(bounds, best["objective"])
-    if closed and lp == "auto" and intervals_time is None:  # no LP can say more
+    closed, value = _best_bound(bounds)
+    obj = best["objective"]
+    if (obj is not None and integral_bound(value) >= obj and lp == "auto"
+            and intervals_time is None):  # proven optimal: no LP can say more
         skipped["lp"] = (f"auto: the {closed} bound already meets the best schedule "
-                         f"({best['objective']:g}): proven optimal (--lp exact or --intervals "
+                         f"({obj:g}): proven optimal (--lp exact or --intervals "
                          "S computes the LP anyway)")
         mode = "none"
     status_iv = None
@@ -116,10 +118,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         status_iv = _interval_phase(inst, intervals_time, budget, best["objective"], bounds,
                                     skipped, progress)
         timing["intervals"] = time.perf_counter() - t2
-    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
-    best_name = max(valid, key=valid.__getitem__)
-    best_bound = integral_bound(valid[best_name])
-    obj = best["objective"]
+    best_name, value = _best_bound(bounds)
+    best_bound = integral_bound(value)
     gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
             "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
@@ -129,15 +129,11 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
             "seconds": timing}
 
 
-def _closed_by(bounds: dict[str, float | None], objective: float | None) -> str | None:
-    """The name of a bound that proves ``objective`` optimal (its integral rounding meets
-    it), or ``None``."""
-    if objective is None:
-        return None
-    for name, value in bounds.items():
-        if value is not None and math.isfinite(value) and integral_bound(value) >= objective:
-            return name
-    return None
+def _best_bound(bounds: dict[str, float | None]) -> tuple[str, float]:
+    """The name and value of the largest computed (finite) bound; the first of equals."""
+    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
+    name = max(valid, key=valid.__getitem__)
+    return name, valid[name]
 
 
 def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,

@@ -525,7 +525,7 @@ def _search_points(best: dict[str, Any]) -> ValuedPoints | dict[str, NDArray[np.
     points (it always is on the portfolio path), else plain (the search checks them)."""
     pts: ValuedPoints = best["points"]
     src = best["source"]
-    names = list(dict.fromkeys([src, *(k for k in pts.points if k == "mcsf")]))
+    names = [src] + (["mcsf"] if "mcsf" in pts.points and src != "mcsf" else [])
     if src in pts.points and np.array_equal(pts.points[src], best["starts"]):
         return ValuedPoints({k: pts.points[k] for k in names},
                             {k: pts.values[k] for k in names},
