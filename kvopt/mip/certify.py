@@ -11,7 +11,7 @@ from typing import Any
 
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
-from kvopt.mip.result import integral_bound
+from kvopt.mip.result import best_bound, integral_bound
 
 #: ``lp="auto"``: the exact LP up to this ``n * T`` (and within the RAM budget) ...
 AUTO_EXACT_MAX_SIZE = 200_000
@@ -85,7 +85,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     skipped: dict[str, str] = {}
     best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds, skipped)
     mode = _lp_mode(inst, lp, budget, skipped)
-    closed, value = _best_bound(bounds)
+    closed, value = best_bound(bounds)
     obj = best["objective"]
     if (obj is not None and integral_bound(value) >= obj and lp == "auto"
             and intervals_time is None):  # proven optimal: no LP can say more
@@ -93,14 +93,17 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                          f"({obj:g}): proven optimal (--lp exact or --intervals "
                          "S computes the LP anyway)")
         mode = "none"
+    def intervals(seconds: float) -> str | None:  # the lag-interval LP, timed
+        t2 = time.perf_counter()
+        status = _interval_phase(inst, seconds, budget, best["objective"], bounds, skipped,
+                                 progress)
+        timing["intervals"] = time.perf_counter() - t2
+        return status
+
     status_iv = None
     auto_iv = lp == "auto" and mode != "none"  # the portfolio's bound
     if auto_iv:
-        t2 = time.perf_counter()
-        status_iv = _interval_phase(inst, AUTO_INTERVALS_S if intervals_time is None
-                                    else intervals_time, budget, best["objective"], bounds,
-                                    skipped, progress)
-        timing["intervals"] = time.perf_counter() - t2
+        status_iv = intervals(AUTO_INTERVALS_S if intervals_time is None else intervals_time)
         if status_iv == "optimal":  # (None: above the memory budget, the LP or Lagrangian)
             mode = "intervals"
             skipped["lp"] = ("auto: the lag-interval LP instead (it holds every tight+cores "
@@ -114,26 +117,16 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                      progress)
     timing["lp"] = time.perf_counter() - t1
     if intervals_time is not None and not auto_iv:
-        t2 = time.perf_counter()
-        status_iv = _interval_phase(inst, intervals_time, budget, best["objective"], bounds,
-                                    skipped, progress)
-        timing["intervals"] = time.perf_counter() - t2
-    best_name, value = _best_bound(bounds)
-    best_bound = integral_bound(value)
-    gap = None if obj is None else max(obj - best_bound, 0) / max(obj, 1.0)
+        status_iv = intervals(intervals_time)
+    best_name, value = best_bound(bounds)
+    rounded = integral_bound(value)
+    gap = None if obj is None else max(obj - rounded, 0) / max(obj, 1.0)
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
             "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
-            "best_bound": float(best_bound), "best_schedule": best, "gap": gap,
+            "best_bound": float(rounded), "best_schedule": best, "gap": gap,
             "lp_mode": mode, "interval_status": status_iv, "skipped": skipped,
             "memory_budget_bytes": budget,
             "seconds": timing}
-
-
-def _best_bound(bounds: dict[str, float | None]) -> tuple[str, float]:
-    """The name and value of the largest computed (finite) bound; the first of equals."""
-    valid = {k: v for k, v in bounds.items() if v is not None and math.isfinite(v)}
-    name = max(valid, key=valid.__getitem__)
-    return name, valid[name]
 
 
 def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,

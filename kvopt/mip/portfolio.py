@@ -52,7 +52,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +65,7 @@ from kvopt.core.limits import Deadline
 from kvopt.core.progress import note
 from kvopt.core.schedule import Schedule
 from kvopt.core.validate import check_profile_fits, check_schedule
-from kvopt.mip.result import SolveResult, SolveStatus, integral_bound
+from kvopt.mip.result import SolveResult, SolveStatus, best_bound, integral_bound
 from kvopt.mip.search.starts import ValuedPoints
 
 #: The exact path is taken for instances with at most this many requests, if their interval
@@ -222,11 +221,8 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
 
 def _best_bound(rec: _Record) -> tuple[str, float]:
     """The name and value of the largest computed bound."""
-    done = {k: float(v["value"]) for k, v in rec.bounds.items()
-            if v.get("status") == "computed" and v.get("value") is not None
-            and math.isfinite(v["value"])}
-    name = max(done, key=done.__getitem__)
-    return name, done[name]
+    return best_bound({k: v["value"] for k, v in rec.bounds.items()
+                       if v.get("status") == "computed"})
 
 
 class _BoundJob:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -74,6 +75,25 @@ def integral_bound(bound: float) -> float:
     if not math.isfinite(bound):
         return float(bound)
     return float(math.ceil(bound - max(1e-6, 1e-9 * abs(bound))))
+
+
+def best_bound(bounds: Mapping[str, float | None]) -> tuple[str, float]:
+    """The name and value of the largest finite bound of ``bounds`` (``None``, ``nan`` and
+    infinities left out: not computed); the first of equals.
+
+    The one choice of "the bound that won" for ``kvopt solve``'s portfolio
+    (:mod:`kvopt.mip.portfolio`) and ``kvopt bound`` (:func:`kvopt.mip.certify.bound_report`).
+
+    Examples
+    --------
+    >>> best_bound({"trivial": 12.0, "fluid": 15.5, "lp": None, "core": 15.5})
+    ('fluid', 15.5)
+    """
+    valid = {k: float(v) for k, v in bounds.items() if v is not None and math.isfinite(v)}
+    if not valid:
+        raise ValueError("no finite bound among " + ", ".join(bounds))
+    name = max(valid, key=valid.__getitem__)
+    return name, valid[name]
 
 
 #: Raw backend statuses (the values of :class:`SolveStatus`).

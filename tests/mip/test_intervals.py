@@ -172,12 +172,12 @@ def test_bound_auto_computes_no_lp_once_a_cheap_bound_proves_the_schedule_optima
     assert doc["interval_status"] == "optimal" and "intervals" in doc["bounds"]
 
 
-def test_cli_bound_intervals(tmp_path, capsys):
+def test_cli_bound_intervals(tmp_path, capsys, interval_proves):
     import json
 
     from kvopt.cli.main import main
 
-    inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    inst = interval_proves
     path = tmp_path / "inst.json"
     inst.save(path)
     assert main(["bound", str(path), "--intervals", "30", "--lp", "exact", "--json"]) == 0
@@ -187,7 +187,7 @@ def test_cli_bound_intervals(tmp_path, capsys):
     assert doc["best_bound"] == 52 and doc["gap"] == 0.0
 
 
-def test_bound_default_is_the_portfolios_interval_lp(tmp_path, capsys):
+def test_bound_default_is_the_portfolios_interval_lp(tmp_path, capsys, interval_proves):
     """``kvopt bound`` with no flags computes the bound ``kvopt solve``'s portfolio computes
     (the lag-interval LP): on ``model1-seed1`` its exact ``tight+cores`` LP had run out of
     its 120 s and the default fell back to the Lagrangian bound (5828 after 2 minutes,
@@ -197,7 +197,7 @@ def test_bound_default_is_the_portfolios_interval_lp(tmp_path, capsys):
 
     from kvopt.cli.main import main
 
-    inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    inst = interval_proves
     path = tmp_path / "inst.json"
     inst.save(path)
     assert main(["bound", str(path), "--json"]) == 0

@@ -301,14 +301,14 @@ def test_bound_report_lp_not_solved_is_reported_not_a_traceback(seed1, monkeypat
     assert doc["lp_mode"] == "lagrangian"
 
 
-def test_bound_report_says_what_it_skipped():
+def test_bound_report_says_what_it_skipped(interval_proves):
     inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     doc = bound_report(inst, lp="none")
     assert set(doc["skipped"]) == {"lp", "lagrangian"}
     with pytest.raises(MemoryBudgetError):
         bound_report(inst, lp="exact", ram=1000)
     # (an instance whose cheap bounds do not prove MC-SF optimal: there auto needs no LP)
-    inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    inst = interval_proves
     doc = bound_report(inst, lp="auto", ram=1000)
     assert "memory budget" in doc["skipped"]["lp"] and "lp" not in doc["bounds"]
 

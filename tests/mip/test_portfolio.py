@@ -99,14 +99,14 @@ def _is_rounded_up(bound: float, raw: float) -> None:
     assert bound == int(bound) and raw - 1e-5 <= bound < raw + 1, (bound, raw)
 
 
-def test_calls_end_early_once_the_gap_closes():
+def test_calls_end_early_once_the_gap_closes(interval_proves):
     """model1(1002, n=10) (OPT 511, interval LP below it): the exact path's proof ends the
     call early; on an instance whose interval LP meets the best schedule the portfolio stops
     as soon as the bound arrives."""
     res = solve(model1(1002, n=10), time_limit=60)
     assert res.status == "optimal" and res.objective == 511.0
     assert res.runtime_s < 50 and res.model["path"] == "exact"
-    easy = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    easy = interval_proves
     res = portfolio.solve_auto(easy, deadline=Deadline(60), ram_bytes=2**30, path="portfolio")
     assert res.status == "optimal" and res.runtime_s < 30, res.model
 
@@ -142,8 +142,8 @@ def test_second_search_runs_on_the_core_the_bound_frees(monkeypatch):
     assert res.runtime_s <= 8 + 2.0
 
 
-def test_second_search_is_stopped_when_the_gap_closes():
-    easy = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+def test_second_search_is_stopped_when_the_gap_closes(interval_proves):
+    easy = interval_proves
     res = portfolio.solve_auto(easy, deadline=Deadline(60), ram_bytes=2**30, path="portfolio")
     assert res.status == "optimal" and res.runtime_s < 30, res.model
     second = res.model["phases"][-1]["second_search"]
