@@ -543,6 +543,15 @@ def test_every_numeric_default_has_a_type():
     assert not untyped, untyped
 
 
+def test_every_option_says_what_it_does():
+    """``kvopt CMD --help`` explains every flag and argument (a bare ``--steps STEPS`` does not
+    say what it counts, nor a ``--time-limit`` whether it is per solve or for the call)."""
+    silent = [f"{path} {a.option_strings[0] if a.option_strings else a.dest}"
+              for path in _subcommands(PARSER) for a in _leaf_parser(PARSER, path)._actions
+              if a.help is None and not isinstance(a, argparse._HelpAction)]
+    assert not silent, silent
+
+
 def _run_case(argv: list[str], folder: str) -> None:  # pragma: no cover - runs in a child
     """Child process: cap the address space, send fds 1/2 to files, exit with main()'s code."""
     import os

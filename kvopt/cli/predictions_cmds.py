@@ -48,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     r.add_argument("--n", type=int_at_least(1, 1000), default=7, help="requests per small instance")
     r.add_argument("--large", type=int_at_least(0, 10**4), default=3,
                    help="larger instances vs the combinatorial bound (default 3; 0 = none)")
-    r.add_argument("--large-n", type=int_at_least(2, 10**5), default=200)
+    r.add_argument("--large-n", type=int_at_least(2, 10**5), default=200,
+                   help="requests per larger instance (default 200)")
     r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0,
                    help="seconds per MIP solve")
     r.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
@@ -75,7 +76,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     e.add_argument("--time-scale", type=float_in(0, 1e6, lo_open=True), default=0.125,
                    help="Azure arrivals are divided by this (default 0.125: 8x slower)")
     e.add_argument("--workloads", nargs="+", choices=("heavy-tailed", "azure-conv"),
-                   default=["heavy-tailed", "azure-conv"])
+                   default=["heavy-tailed", "azure-conv"],
+                   help="which workloads to run (default both)")
     e.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"workload, predictions and policies (default {DEFAULT_SEED}; printed)")
     e.add_argument("--seeds", type=int_at_least(1), default=1,

@@ -85,23 +85,33 @@ def _add_search(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "constraints; OPT proven by the MIP. Writes the worst instance found to --out.")
     s.add_argument("policy", metavar="POLICY", help="kvopt.sim policy (mcsf, amin, amax, ...)")
     s.add_argument("--out", required=True, help="instance JSON to write")
-    s.add_argument("--restarts", type=int_at_least(1, 10**6), default=10)
-    s.add_argument("--steps", type=int_at_least(0, 10**6), default=40)
+    s.add_argument("--restarts", type=int_at_least(1, 10**6), default=10,
+                   help="random restarts (default 10)")
+    s.add_argument("--steps", type=int_at_least(0, 10**6), default=40,
+                   help="hill-climbing steps per restart (default 40)")
     s.add_argument("--rng-seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"seed of the search (default {DEFAULT_SEED}; printed with the result)")
     s.add_argument("--seeds", type=seed_arg, nargs="+", default=[0, 1, 2, 3],
                    help="policy seeds averaged for randomised policies")
     size = int_at_least(0, 10**6)  # the ranges of the searched instances
-    s.add_argument("--n", type=size, nargs=2, default=[2, 6], metavar=("MIN", "MAX"))
-    s.add_argument("--memory", type=size, nargs=2, default=[4, 12], metavar=("MIN", "MAX"))
-    s.add_argument("--prompt", type=size, nargs=2, default=[0, 3], metavar=("MIN", "MAX"))
-    s.add_argument("--output", type=size, nargs=2, default=[1, 8], metavar=("MIN", "MAX"))
-    s.add_argument("--max-arrival", type=size, default=0)
-    s.add_argument("--same-prompt", action="store_true")
+    s.add_argument("--n", type=size, nargs=2, default=[2, 6], metavar=("MIN", "MAX"),
+                   help="requests per instance (default 2 6)")
+    s.add_argument("--memory", type=size, nargs=2, default=[4, 12], metavar=("MIN", "MAX"),
+                   help="KV-cache size M (default 4 12)")
+    s.add_argument("--prompt", type=size, nargs=2, default=[0, 3], metavar=("MIN", "MAX"),
+                   help="prompt lengths (default 0 3)")
+    s.add_argument("--output", type=size, nargs=2, default=[1, 8], metavar=("MIN", "MAX"),
+                   help="output lengths, at most M - s (default 1 8)")
+    s.add_argument("--max-arrival", type=size, default=0,
+                   help="latest arrival slot (default 0: all at slot 0)")
+    s.add_argument("--same-prompt", action="store_true",
+                   help="all requests share one prompt size (seed 000's setting)")
     s.add_argument("--interval", type=size, nargs=2, default=None, metavar=("L", "U"),
                    help="prediction interval [L, U] of every request (Amin/Amax need one)")
-    s.add_argument("--solver", default="highs", choices=backend_names())
-    s.add_argument("--time-limit", type=float_in(0, lo_open=True), default=10.0)
+    s.add_argument("--solver", default="highs", choices=backend_names(),
+                   help="MIP backend that proves each instance's OPT (default highs)")
+    s.add_argument("--time-limit", type=float_in(0, lo_open=True), default=10.0,
+                   help="seconds per MIP solve, one per instance tried (default 10)")
     add_json_argument(s)
     s.set_defaults(func=run_search)
 

@@ -115,7 +115,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Random-weight Llama-2-shaped forward passes (one tensor-parallel shard, "
         "no all-reduce) captured in CUDA graphs over a grid of prefill / decode / mixed "
         "batches; writes the CSV `kvopt steptime fit` reads. Needs `pip install kvopt[gpu]`.")
-    pr.add_argument("--model", default="llama-2-7b", choices=["llama-2-7b", "llama-2-70b"])
+    pr.add_argument("--model", default="llama-2-7b", choices=["llama-2-7b", "llama-2-70b"],
+                    help="layer shapes to time (default llama-2-7b)")
     pr.add_argument("--tp", type=int_at_least(1, 64), default=1,
                     help="shard of this TP degree (default 1)")
     pr.add_argument("--grid", default="quick", choices=["quick", "full"],
