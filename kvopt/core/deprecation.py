@@ -49,6 +49,13 @@ def moved_module(old: str, new: Sequence[str], *,
     The warning goes to the code reading the name; code inside ``kvopt`` itself is not warned
     (the modules not yet moved over are listed in ``tests/test_deprecations.py``), so that
     ``python -W error`` runs kvopt meanwhile.
+
+    Examples
+    --------
+    >>> import math
+    >>> lookup = moved_module("old.place", ["math"], renames={"half_turn": "pi"})
+    >>> lookup("sqrt")(16.0), lookup("half_turn") == math.pi
+    (4.0, True)
     """
 
     def __getattr__(name: str) -> Any:
@@ -72,7 +79,19 @@ def moved_module(old: str, new: Sequence[str], *,
 def renamed_names(module: str, renames: Mapping[str, str], *,
                   namespace: Mapping[str, Any] | None = None) -> Callable[[str], Any]:
     """A module ``__getattr__`` that serves each old name of ``renames`` (old -> new) with the
-    object of the new name in ``module``, warning with :class:`DeprecationWarning`."""
+    object of the new name in ``module``, warning with :class:`DeprecationWarning`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> lookup = renamed_names("demo", {"simulate": "simulate_queue"},
+    ...                        namespace={"simulate_queue": "the new function"})
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     value = lookup("simulate")
+    >>> value, str(seen[0].message)
+    ('the new function', 'demo.simulate is deprecated; use demo.simulate_queue')
+    """
 
     def __getattr__(name: str) -> Any:
         if name not in renames:
@@ -90,7 +109,19 @@ def callable_module(module: str, target: str, name: str) -> None:
     """Make the (deprecated) module ``module`` callable as ``target.name``, with a
     :class:`DeprecationWarning`: for a module that shares its name with a function of its
     package (``kvopt.queueing.simulate``), which the module replaces as the package's
-    attribute once it is imported."""
+    attribute once it is imported.
+
+    Examples
+    --------
+    >>> import sys, types, warnings
+    >>> sys.modules["demo_old"] = types.ModuleType("demo_old")
+    >>> callable_module("demo_old", "math", "sqrt")
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     root = sys.modules.pop("demo_old")(16.0)
+    >>> root, str(seen[0].message)
+    (4.0, 'demo_old(...) is deprecated; use math.sqrt')
+    """
 
     class _CallableModule(types.ModuleType):
         def __call__(self, *args: Any, **kwargs: Any) -> Any:

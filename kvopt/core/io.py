@@ -53,10 +53,12 @@ def write_csv(path: str | os.PathLike[str], columns: dict[str, Any]) -> None:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> p = pathlib.Path(tmp.name) / "t.csv"
     >>> write_csv(p, {"a": [1, 2], "b": [0.5, 1.0]})
     >>> p.read_text()
     'a,b\\n1,0.5\\n2,1.0\\n'
+    >>> tmp.cleanup()
     """
     import numpy as np
 

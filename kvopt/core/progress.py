@@ -29,7 +29,14 @@ __all__ = ["Heartbeat", "Progress", "is_terminal", "note"]
 
 
 def is_terminal(stream: IO[str] | None = None) -> bool:
-    """Whether ``stream`` (default ``sys.stderr``) is an interactive terminal."""
+    """Whether ``stream`` (default ``sys.stderr``) is an interactive terminal.
+
+    Examples
+    --------
+    >>> import io
+    >>> is_terminal(io.StringIO())                 # a buffer, like a pipe or a log file
+    False
+    """
     s = sys.stderr if stream is None else stream
     try:
         return bool(s.isatty())
@@ -38,7 +45,15 @@ def is_terminal(stream: IO[str] | None = None) -> bool:
 
 
 def note(message: str, *, enabled: bool = True, stream: IO[str] | None = None) -> None:
-    """One progress message line on stderr (e.g. the phase a long command entered)."""
+    """One progress message line on stderr (e.g. the phase a long command entered).
+
+    Examples
+    --------
+    >>> import sys
+    >>> note("phase 2/3: solving the MIP", stream=sys.stdout)
+    phase 2/3: solving the MIP
+    >>> note("not shown", enabled=False, stream=sys.stdout)
+    """
     if enabled:
         print(message, file=sys.stderr if stream is None else stream, flush=True)
 
@@ -60,6 +75,19 @@ class Progress:
         Default ``sys.stderr``.
     every
         Seconds between plain lines when ``stream`` is not a terminal.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> with Progress(2, "solve", unit="inst", stream=out, every=0) as bar:
+    ...     bar.update()
+    ...     bar.update()
+    >>> print(out.getvalue(), end="")              # elapsed seconds and ETA vary
+    solve: 1/2 inst (50%), ... s, ETA ... s
+    solve: 2/2 inst (100%), ... s
+    solve: 2/2 inst (100%), ... s done
+    >>> Progress(5, "off", enabled=False).update()  # disabled: a no-op
     """
 
     def __init__(self, total: int | None, desc: str, *, enabled: bool = True,
@@ -128,6 +156,15 @@ class Heartbeat:
 
     On a terminal one line is rewritten every ``tick`` seconds; otherwise a plain line is
     printed every ``every`` seconds. Use as a context manager around the work.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()                        # not a terminal: a line every 30 s
+    >>> with Heartbeat("LP relaxation", limit=60, stream=out, every=30) as hb:
+    ...     total = sum(range(1000))               # work shorter than one period
+    >>> hb.tty, hb.period, out.getvalue()
+    (False, 30, '')
     """
 
     def __init__(self, label: str, limit: float | None = None, *, enabled: bool = True,

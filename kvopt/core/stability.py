@@ -236,6 +236,15 @@ class Backlog:
         ``drift <= threshold``.
     threshold
         The criterion used.
+
+    Examples
+    --------
+    Two arrivals per slot, one completion per slot: the backlog grows by half the arrivals.
+
+    >>> a = np.repeat(np.arange(200.0), 2)
+    >>> b = backlog_drift(a, np.arange(1.0, 401.0))
+    >>> [round(m, 1) for m in b.window_means], round(b.drift, 3), b.stable, b.threshold
+    ([26.3, 76.1, 125.8, 175.6], 0.499, False, 0.05)
     """
 
     window_means: tuple[float, ...]

@@ -101,6 +101,16 @@ class LogLocationScale:
     ----------
     mu, sigma
         Location and scale of ``ln X`` (scalars or arrays that broadcast; ``sigma > 0``).
+
+    Examples
+    --------
+    A concrete family (:class:`LogNormal`), one distribution per request:
+
+    >>> d = LogNormal(mu=[4.0, 6.0], sigma=0.5)
+    >>> isinstance(d, LogLocationScale), d.family
+    (True, 'lognormal')
+    >>> np.round(d.ppf(0.5), 2).tolist(), np.round(d.truncated_mean(512), 2).tolist()
+    ([54.6, 403.43], [61.87, 386.52])
     """
 
     mu: Any = 0.0

@@ -51,6 +51,15 @@ def conditional_upper(median: ArrayLike, sigma: float, q: float,
     -------
     numpy.ndarray
         Integer bounds ``>= max(generated + 1, 1)`` (for ``sigma = 0``: ``max(median, g + 1)``).
+
+    Examples
+    --------
+    One request (median 100) watched as it generates: the bound grows with the progress.
+
+    >>> conditional_upper([100, 100, 100, 100], 0.5, 0.95, [0, 100, 200, 400]).tolist()
+    [228, 267, 375, 616]
+    >>> conditional_upper([50, 400], 0.0, 0.95, [60, 0]).tolist()   # exact: past it, g + 1
+    [61, 400]
     """
     m = np.asarray(median, dtype=np.float64)
     g = np.asarray(generated, dtype=np.float64)

@@ -35,6 +35,16 @@ class Workload:
         True log-t parameters of each request's prompt.
     max_tokens
         Generation cut-off.
+
+    Examples
+    --------
+    >>> w = heavy_tailed_workload(5, catalog_seed=0, seed=0)
+    >>> w.instance.n, w.nu, w.max_tokens
+    (5, 3.5, 2048)
+    >>> w.prompt_id.tolist(), np.round(np.exp(w.mu)).tolist()   # prompt, true median length
+    ([324, 456, 251, 303, 485], [319.0, 73.0, 144.0, 7.0, 58.0])
+    >>> w.instance.output.tolist()                               # the lengths drawn this run
+    [201, 86, 28, 7, 56]
     """
 
     instance: Instance

@@ -146,6 +146,14 @@ def soap_mean_response(rank: RankFn | str, lam: float, sizes: SizeDistribution,
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from kvopt.queueing.distributions import Exponential
+    >>> [round(soap_mean_response(p, 0.5, Exponential(1.0)), 3) for p in ("fcfs", "sprpt")]
+    [2.0, 1.425]
+    >>> round(soap_mean_response("trail", 0.5, Exponential(1.0), C=0.8), 3)
+    1.429
     """
     if isinstance(rank, str):
         if rank not in RANKS:

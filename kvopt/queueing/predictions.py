@@ -34,7 +34,20 @@ __all__ = [
 
 
 class PredictionModel:
-    """Distribution of the multiplicative factor ``Z`` in ``Y = X Z``."""
+    """Distribution of the multiplicative factor ``Z`` in ``Y = X Z``.
+
+    Examples
+    --------
+    A concrete model, ``Z ~ U[0.5, 1.5]``:
+
+    >>> m = parse_predictions("unifnoise:0.5")
+    >>> isinstance(m, PredictionModel), m
+    (True, UniformNoise('unifnoise:0.5'))
+    >>> [round(float(v), 6) for v in m.partials(np.array(0.0), np.array(np.inf))]  # 1, E[Z], E[Z^2]
+    [1.0, 1.0, 1.083333]
+    >>> round(float(m.cdf(np.array(1.25))), 6)
+    0.75
+    """
 
     spec: str = ""
     is_atom: bool = False  # True when Z is a point mass (perfect predictions)

@@ -56,6 +56,15 @@ class QueueResult:
         Time-average and peak of the memory in use (sum of ages of jobs in the system).
     responses : ndarray
         Per-job response times in arrival order (all jobs, including warm-up).
+
+    Examples
+    --------
+    >>> from kvopt.queueing.distributions import Exponential
+    >>> r = simulate_queue("srpt", 0.5, Exponential(1.0), n_jobs=2000, seed=0)
+    >>> r.policy, r.n_jobs, r.responses.size      # 10 % warm-up and 5 % tail not counted
+    ('sprpt', 1700, 2000)
+    >>> round(r.mean_response, 3), round(r.se, 3), round(r.mean_memory, 3)  # theory: 1.425
+    (1.49, 0.06, 0.625)
     """
 
     policy: str

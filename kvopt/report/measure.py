@@ -165,13 +165,27 @@ def _class_orders(counts: list[int]) -> Iterator[list[int]]:
 
 
 def hsf_tel(instance: Instance) -> float:
-    """TEL of the hindsight shortest-first benchmark H-SF (seed 000)."""
+    """TEL of the hindsight shortest-first benchmark H-SF (seed 000).
+
+    Examples
+    --------
+    >>> from kvopt.theory.adversarial import example1
+    >>> hsf_tel(example1())
+    5.0
+    """
     return policy_tel(instance, "hsf", seed=None)
 
 
 def opt_tel(instance: Instance, *, solver: str = "highs", time_limit: float = 20.0
             ) -> tuple[float | None, float | None, str]:
-    """``(objective, bound, status)`` of the hindsight IP (:func:`kvopt.mip.solve`)."""
+    """``(objective, bound, status)`` of the hindsight IP (:func:`kvopt.mip.solve`).
+
+    Examples
+    --------
+    >>> from kvopt.theory.adversarial import example_ec1
+    >>> opt_tel(example_ec1())   # OPT = H-SF's 12 on this instance, proven optimal
+    (12.0, 12.0, 'optimal')
+    """
     from kvopt.mip import solve
 
     res = solve(instance, solver=cast("SolverName", solver), time_limit=time_limit)
@@ -190,6 +204,15 @@ def measure(instance: Instance, policy: str, *, seeds: Sequence[int] = (0, 1, 2)
         deterministic policy), ``hsf``, ``ratio_hsf``, ``ratio_hsf_se``, and with ``opt``:
         ``opt``, ``opt_bound``,
         ``opt_status``, ``ratio_opt`` (``None`` when no incumbent).
+
+    Examples
+    --------
+    >>> from kvopt.theory.adversarial import example_ec1
+    >>> m = measure(example_ec1(), "amin", seeds=(0, 1, 2))
+    >>> m["seeds"], m["tel"], m["hsf"], m["opt"], m["opt_status"]
+    ([0, 1, 2], 17.0, 12.0, 12.0, 'optimal')
+    >>> round(m["ratio_opt"], 4), round(m["ratio_hsf_se"], 4)
+    (1.4167, 0.1667)
     """
     use = list(seeds) if policy in RANDOMIZED else [None]
     tels = np.array([policy_tel(instance, policy, seed=s) for s in use])

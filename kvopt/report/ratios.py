@@ -109,6 +109,13 @@ class MeasureConfig:
         Compute the vs-OPT columns (MIP).
     opt_n, opt_max_u, time_limit, solver
         Small instances for the vs-OPT columns.
+
+    Examples
+    --------
+    >>> cfg = MeasureConfig(seeds=(0,), n=100, opt=False)   # a quick run: one seed, no MIP
+    >>> cfg.to_dict()
+    {'seeds': [0], 'n': 100, 'l': 4, 'max_u': 400, 'opt': False, 'opt_n': 6, 'opt_max_u': 10,
+     'time_limit': 20.0, 'solver': 'highs'}
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -224,6 +231,14 @@ def ratio_rows(alphas: Sequence[float] = DEFAULT_ALPHAS, *, measured: bool = Tru
         Sizes and seeds of the measured columns.
     on_row
         Called after each row (progress bars).
+
+    Examples
+    --------
+    >>> r = ratio_rows([1 / 4], config=MeasureConfig(seeds=(0,), n=100, opt=False))[0]
+    >>> r["l"], r["u"], r["amax_upper"], r["amin_two_point"]   # theory at l/u = 1/4
+    (1, 4, 10.0, 1.375)
+    >>> round(r["amin_adv_hsf"], 4), r["amin_adv_hsf_se"], r["amin_adv_opt"]  # l=4, u=16
+    (1.1098, 0.0, None)
     """
     cfg = config or MeasureConfig()
     rows = []
@@ -250,6 +265,13 @@ def convergence_rows(*, scales: Sequence[int] = (1, 4, 16), seeds: Sequence[int]
     ``amin_redraw_hsf``: eviction ties redrawn, an experiment), each with its standard error
     over the seeds (``*_se``), and H-SF's TEL over Lemma 2's fluid TEL ``n^2/(2M) D(x)``
     (which tends to 1).
+
+    Examples
+    --------
+    >>> rows = convergence_rows(scales=(1,), seeds=(0,), base_n=100, base_m=60)
+    >>> [(r["n"], r["M"], r["theory"], round(r["amin_hsf"], 4), round(r["hsf_over_fluid"], 4))
+    ...  for r in rows]
+    [(100, 60, 1.375, 1.2842, 1.125), (100, 240, 1.375, 0.9773, 1.65)]
     """
     from kvopt.report.measure import hsf_tel
 
@@ -359,7 +381,19 @@ def adversarial_rows(*, seeds: Sequence[int] = (0, 1, 2), solver: str = "highs",
 
 
 def adversarial_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown table of :func:`adversarial_rows` (``vs_hsf`` with its standard error)."""
+    """Markdown table of :func:`adversarial_rows` (``vs_hsf`` with its standard error).
+
+    Examples
+    --------
+    >>> from kvopt.report.measure import READINGS
+    >>> row = {"construction": "seed000 Example EC.1", "policy": "amin/per-sort",
+    ...        "reading": READINGS["amin/per-sort"], "n": 4, "M": 7, "theory": None,
+    ...        "theory_is": "-", "runs": "10", "vs_hsf": 1.275, "vs_hsf_se": 0.057,
+    ...        "vs_opt": 1.275}
+    >>> print(adversarial_markdown([row]).splitlines()[-1])
+    | seed000 Example EC.1 | amin/per-sort | Alg. 2 literal: ties redrawn at every sort | 4 | 7
+    | - | - | 10 | 1.2750 ± 0.0570 | 1.2750 |
+    """
     keys = ["construction", "policy", "reading", "n", "M", "theory", "theory_is", "runs",
             "vs_hsf", "vs_opt"]
     return table(keys, [[_cell(r, k) for k in keys] for r in rows])
@@ -391,23 +425,56 @@ SE_COLUMNS = ("amax_thm2_hsf", "amin_adv_hsf", "amin_per_sort_adv_hsf", "amin_re
 
 
 def table_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """The table as GitHub markdown (alpha printed as 1/k where exact)."""
+    """The table as GitHub markdown (alpha printed as 1/k where exact).
+
+    Examples
+    --------
+    >>> md = table_markdown(ratio_rows([1, 1 / 2], measured=False))
+    >>> print(md.splitlines()[-1])   # "-": measured columns not computed
+    | 1/2 | 1 | 2 | 3.0000 | 2.4142 | 2.1547 | - | 1.5000 | 1.2500 | 1.5000 | 1.2500 | 1.5000 |
+    1.2500 | - | - | - | - | - | - | - |
+    """
     return table([h for _, h, _ in COLUMNS], _table_cells(rows))
 
 
 def table_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """The table as CSV (full precision, empty cells for missing values)."""
+    """The table as CSV (full precision, empty cells for missing values).
+
+    Examples
+    --------
+    >>> lines = table_csv(ratio_rows([1 / 2], measured=False)).splitlines()
+    >>> lines[0].split(",")[:5], len(lines[0].split(","))   # 20 columns + 6 standard errors
+    (['alpha', 'l', 'u', 'amax_upper', 'amax_lower_claimed'], 26)
+    >>> lines[1].split(",")[:4], lines[1].split(",")[6:8]
+    (['0.5', '1', '2', '3.0'], ['', '1.5'])
+    """
     keys = [k for k, _, _ in COLUMNS] + [k + "_se" for k in SE_COLUMNS]
     return table(keys, [[r.get(k) for k in keys] for r in rows], "csv")
 
 
 def table_tex(rows: Sequence[dict[str, Any]]) -> str:
-    """The table as a LaTeX ``tabular`` (booktabs)."""
+    """The table as a LaTeX ``tabular`` (booktabs).
+
+    Examples
+    --------
+    >>> lines = table_tex(ratio_rows([1 / 2], measured=False)).splitlines()
+    >>> print(lines[0])
+    \\begin{tabular}{rrrrrrrrrrrrrrrrrrrr}
+    >>> print(lines[4][:40])   # the alpha = 1/2 row
+    1/2 & 1 & 2 & 3.0000 & 2.4142 & 2.1547 &
+    """
     return table([h for _, h, _ in COLUMNS], _table_cells(rows), "tex")
 
 
 def convergence_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown table of :func:`convergence_rows` (means ``± standard error`` over seeds)."""
+    """Markdown table of :func:`convergence_rows` (means ``± standard error`` over seeds).
+
+    Examples
+    --------
+    >>> rows = convergence_rows(scales=(1,), seeds=(0, 1), base_n=40, base_m=12, l=1, u=4)
+    >>> print(convergence_markdown(rows).splitlines()[2])
+    | 40 | 12 | 1 | 4 | 2 | 1.3750 | 1.3051 ± 0.0404 | 1.2059 | 1.3051 ± 0.0404 | 1.2750 |
+    """
     keys = ["n", "M", "l", "u", "seeds", "theory", "amin_hsf", "amin_per_sort_hsf",
             "amin_redraw_hsf", "hsf_over_fluid"]
     return table(keys, [[_cell(r, k) for k in keys] for r in rows])

@@ -53,6 +53,14 @@ def plot_schedule(instance: Instance, schedule: Schedule, *, seconds: bool | Non
     matplotlib.figure.Figure
         Two axes: runs per request (completed runs blue, evicted runs red, arrivals as grey
         ticks) and the memory in use at every slot with the capacity ``M`` dashed.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> inst = Instance(memory=8, arrival=[0, 0], prompt=[1, 1], output=[4, 6])
+    >>> fig = plot_schedule(inst, Schedule.from_starts(inst, [0, 0]))  # both at once: too big
+    >>> fig.texts[0].get_text()
+    'instance: n = 2, M = 8; unknown, TEL 10 slots, INFEASIBLE (1 violations)'
     """
     from matplotlib.collections import LineCollection
     from matplotlib.figure import Figure
@@ -125,10 +133,12 @@ def save_schedule_plot(instance: Instance, schedule: Schedule, path: str | os.Pa
     >>> import tempfile, pathlib
     >>> from kvopt import Instance, Schedule
     >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
-    >>> out = pathlib.Path(tempfile.mkdtemp()) / "s.png"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> out = pathlib.Path(tmp.name) / "s.png"
     >>> save_schedule_plot(inst, Schedule.from_starts(inst, [0, 0]), out)
     >>> out.read_bytes()[:4] == b"\\x89PNG"
     True
+    >>> tmp.cleanup()
     """
     from kvopt.core.io import atomic_write_bytes
 

@@ -46,6 +46,13 @@ class SearchSpace:
     interval
         ``(l, u)``: every request gets the prediction interval ``[l, u]`` and outputs are
         drawn inside it (Amin / Amax need it); ``None`` leaves predictions out.
+
+    Examples
+    --------
+    >>> space = SearchSpace(n=(2, 3), max_arrival=2)   # online: arrivals in 0..2
+    >>> space.to_dict()
+    {'n': [2, 3], 'memory': [4, 12], 'prompt': [0, 3], 'output': [1, 8], 'max_arrival': 2,
+     'same_prompt': False, 'interval': None}
     """
 
     n: tuple[int, int] = (2, 6)
@@ -94,7 +101,16 @@ needs 4 tokens (prompt 2 + output 2) but memory is at most 3
 
 @dataclass
 class SearchResult:
-    """Best instance found and the search trace."""
+    """Best instance found and the search trace.
+
+    Examples
+    --------
+    >>> space = SearchSpace(n=(2, 3), memory=(4, 6), prompt=(0, 1), output=(1, 5),
+    ...                     max_arrival=2)
+    >>> res = search("wait", space=space, restarts=1, steps=2)
+    >>> res.policy, res.ratio, res.tel, res.opt, res.evaluations, res.skipped
+    ('wait', 2.0, 6.0, 3.0, 3, 0)
+    """
 
     policy: str
     instance: Instance | None
@@ -242,6 +258,19 @@ def search(policy: str, *, space: SearchSpace | None = None, restarts: int = 10,
     -------
     SearchResult
         The best instance carries ``expected`` with the measured TEL and OPT.
+
+    Examples
+    --------
+    >>> space = SearchSpace(n=(2, 3), memory=(4, 6), prompt=(0, 1), output=(1, 5),
+    ...                     max_arrival=2)
+    >>> res = search("wait", space=space, restarts=2, steps=2, rng_seed=0)
+    >>> res.history   # final ratio of each restart
+    [2.0, 1.0]
+    >>> w = res.instance   # three one-token requests arriving at 0, 2, 1
+    >>> w.memory, w.arrival.tolist(), w.prompt.tolist(), w.output.tolist()
+    (6, [0, 2, 1], [1, 0, 0], [1, 1, 1])
+    >>> w.expected["wait_total_latency_mean"], w.expected["opt_total_latency"]
+    (6.0, 3.0)
     """
     space = space or SearchSpace()
     rng = np.random.default_rng(rng_seed)

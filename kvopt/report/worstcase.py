@@ -49,7 +49,14 @@ def worst_case_rows(policies: Sequence[str] = WORST_CASE_POLICIES,
                     sizes: Sequence[tuple[int, int]] = ((2, 3), (4, 5), (6, 7)), *,
                     restarts: int = 6, steps: int = 30, rng_seed: int = 0,
                     solver: str = "highs", time_limit: float = 10.0) -> list[dict[str, Any]]:
-    """Run the search for every (policy, size); one row each with the worst instance."""
+    """Run the search for every (policy, size); one row each with the worst instance.
+
+    Examples
+    --------
+    >>> rows = worst_case_rows(["amax", "gsa"], [(2, 3)], restarts=1, steps=1)
+    >>> [(r["policy"], r["n"], r["ratio"], r["tel"], r["opt"], r["proven_ratio"]) for r in rows]
+    [('amax', [2, 3], 2.0, 6.0, 3.0, None), ('gsa', [2, 3], 1.0, 3.0, 3.0, 61.92)]
+    """
     for p in policies:
         for n in sizes:
             check_search(p, _space(n))
@@ -69,7 +76,25 @@ def worst_case_rows(policies: Sequence[str] = WORST_CASE_POLICIES,
 def replay_files(row: dict[str, Any], out_dir: str | Path, *, solver: str = "highs",
                  time_limit: float = 30.0) -> dict[str, str]:
     """Write the row's worst instance, the policy's schedule (seed 0) and an optimal schedule
-    into ``out_dir``; return their relative names (``kvopt validate`` replays each)."""
+    into ``out_dir``; return their relative names (``kvopt validate`` replays each).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from kvopt.core.instance import load_instance
+    >>> from kvopt.core.schedule import load_schedule
+    >>> from kvopt.core.validate import check_schedule
+    >>> from kvopt.theory.adversarial import example1
+    >>> row = {"policy": "amax", "n": [5, 5], "instance": example1()}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     names = replay_files(row, d)
+    ...     inst = load_instance(Path(d) / names["instance"])
+    ...     reps = [check_schedule(inst, load_schedule(Path(d) / names[k]))
+    ...             for k in ("policy_schedule", "opt_schedule")]
+    >>> names["opt_schedule"], [(r.ok, r.objective) for r in reps]   # Amax 9, OPT 5
+    ('amax-n5-5.opt.json', [(True, 9.0), (True, 5.0)])
+    """
     from kvopt.mip import solve
     from kvopt.sim import simulate
 

@@ -47,7 +47,13 @@ PNG_METADATA: dict[str, str | None] = {"Software": None}
 
 
 def sha256_bytes(data: bytes) -> str:
-    """Hex sha256 of ``data`` (the hash a manifest records per file)."""
+    """Hex sha256 of ``data`` (the hash a manifest records per file).
+
+    Examples
+    --------
+    >>> sha256_bytes(b"x")
+    '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881'
+    """
     return hashlib.sha256(data).hexdigest()
 
 
@@ -85,12 +91,39 @@ def manifest(files: Mapping[str, bytes] | None = None, **fields: Any) -> dict[st
 
 
 def write_manifest(path: str | os.PathLike[str], doc: Mapping[str, Any]) -> None:
-    """Write a manifest (see :func:`manifest`) as indented JSON, atomically."""
+    """Write a manifest (see :func:`manifest`) as indented JSON, atomically.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = pathlib.Path(d) / "manifest.json"
+    ...     write_manifest(p, manifest({"t.md": b"x"}, command=["kvopt", "x"]))
+    ...     print(p.read_text(), end="")
+    {
+     "command": [
+      "kvopt",
+      "x"
+     ],
+     "files": {
+      "t.md": "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+     }
+    }
+    """
     atomic_write_text(path, json.dumps(doc, indent=1) + "\n")
 
 
 def write_files(out_dir: str | os.PathLike[str], files: Mapping[str, bytes | str]) -> list[Path]:
-    """Write ``files`` (name -> bytes or text) into ``out_dir``, each atomically."""
+    """Write ``files`` (name -> bytes or text) into ``out_dir``, each atomically.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = write_files(pathlib.Path(d) / "out", {"t.md": "# T", "f.bin": b"ok"})
+    ...     [(p.name, p.read_bytes()) for p in paths]
+    [('t.md', b'# T'), ('f.bin', b'ok')]
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -135,9 +168,11 @@ def save_figure(fig: Any, path: str | os.PathLike[str], dpi: float = 110,
     >>> import pathlib, tempfile
     >>> from matplotlib.figure import Figure
     >>> fig = Figure(figsize=(1, 1))
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "f.png"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> p = pathlib.Path(tmp.name) / "f.png"
     >>> save_figure(fig, p, dpi=20) == p.read_bytes()
     True
+    >>> tmp.cleanup()
     """
     kind = Path(path).suffix.lstrip(".").lower() or "png"
     if kind == "png":

@@ -111,6 +111,16 @@ class SimResult:
         Load vs capacity of the instance under the step-time model:
         ``headroom.load = lambda / mu`` with ``mu = M / (b E[g])``
         (:class:`kvopt.core.stability.Headroom`, :mod:`kvopt.sim.headroom`).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 1, 2], output=[4, 8, 3])
+    >>> r = simulate(inst, "fcfs")
+    >>> r.policy, r.step_time, r.seed, r.metrics.total_latency, r.stats["evictions"]
+    ('fcfs', 'unit', 0, 22.0, 3)
+    >>> r.stats["lengths"], round(r.headroom.load, 4)    # FCFS reads no lengths; overloaded
+    ('no output lengths', 4.6667)
     """
 
     schedule: Schedule

@@ -117,7 +117,17 @@ def length_types(prompt: NDArray[np.int64], output: NDArray[np.int64], types: in
 
 @dataclass(frozen=True)
 class FluidPlan:
-    """Cohort sizes and admission rates of a fluid plan (per slot)."""
+    """Cohort sizes and admission rates of a fluid plan (per slot).
+
+    Examples
+    --------
+    >>> s, o = np.zeros(4, dtype=np.int64), np.array([1, 1, 3, 3])
+    >>> plan = wait_plan(s, o, length_types(s, o), 14)    # two types, g = 1 and 6
+    >>> plan.mean_g, plan.mu_slot, plan.cohort.tolist()
+    (3.5, 4.0, [2, 2])
+    >>> plan.to_dict()
+    {'rates': [2.0, 2.0], 'cohorts': [2, 2], 'mean_g': 3.5, 'mu_slot': 4.0}
+    """
 
     rate: NDArray[np.float64]        # n_k: requests per slot of each type (fluid)
     cohort: NDArray[np.int64]        # round(n_k), at least 1
@@ -165,6 +175,16 @@ def fluid_benchmark(instance: Instance, plan: FluidPlan) -> dict[str, float]:
     grows linearly, so the ``i``-th of ``n`` arrivals waits ``i (1/mu - 1/lambda)`` and the
     mean adds ``n/2 (1/mu - 1/lambda)``. Timed instances are read in slots of ``b`` (the
     full-memory batch, :mod:`kvopt.sim.headroom`) - the caller converts the rate.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=60, arrival=[i // 2 for i in range(24)], prompt=[0] * 24,
+    ...                 output=[3] * 24)
+    >>> ty = length_types(inst.prompt, inst.output)
+    >>> b = fluid_benchmark(inst, wait_plan(inst.prompt, inst.output, ty, inst.memory))
+    >>> {k: round(v, 4) for k, v in b.items()}        # lambda < mu: throughput = lambda
+    {'mu_slot': 10.0, 'lambda_slot': 2.0909, 'throughput': 2.0909, 'mean_latency': 5.1522}
     """
     from kvopt.core.stability import arrival_rate
 
@@ -243,6 +263,17 @@ class WaitPolicy(Policy):
         :func:`wait_plan`.
     flush
         ``"end"`` or ``"idle"`` (when incomplete cohorts may start).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=40, arrival=[0] * 8, prompt=[1] * 8, output=[2] * 4 + [6] * 4)
+    >>> ty = length_types(inst.prompt, inst.output)
+    >>> pol = WaitPolicy(ty, wait_plan(inst.prompt, inst.output, ty, inst.memory))
+    >>> r = simulate(inst, pol)
+    >>> ty.tolist(), pol.plan.cohort.tolist(), pol.stats["cohorts"], r.metrics.evictions
+    ([0, 0, 0, 0, 1, 1, 1, 1], [1, 1], 8, 0)
     """
 
     name = "wait"
@@ -371,6 +402,18 @@ class NestedWaitPolicy(Policy):
         :func:`nested_plan`.
     flush
         ``"end"`` or ``"idle"``.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=40, arrival=[0] * 8, prompt=[1] * 8, output=[2] * 4 + [6] * 4)
+    >>> pol = NestedWaitPolicy(nested_plan(inst.prompt, inst.output, inst.memory, segments=2))
+    >>> r = simulate(inst, pol)
+    >>> pol.plan["ends"], pol.plan["cohort"], pol.plan["buffer"], pol.stats["preemptions"]
+    ([2, 6], 2, 7, 0)
+    >>> r.metrics.total_latency, r.metrics.evictions
+    (44.0, 0)
     """
 
     name = "nested-wait"

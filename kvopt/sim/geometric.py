@@ -108,6 +108,17 @@ class GeometricPolicy(Policy):
         Geometric ratio of the slices / classes and the first slice.
     pipeline
         Pace starts by their memory area (the staggered pipeline).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=12, arrival=[0] * 4, prompt=[1] * 4, output=[1, 2, 3, 5])
+    >>> gsa = GeometricPolicy("gsa", clairvoyant=False, base=3)   # slices 1, 3, 9, ...
+    >>> simulate(inst, gsa).metrics.total_latency, gsa.stats
+    (18.0, {'restarts': 4, 'phases': 2})
+    >>> GeometricPolicy("gba", clairvoyant=True).preemption_modes   # GBA never evicts
+    ('restart', 'recompute', 'swap')
     """
 
     def __init__(self, name: str, *, clairvoyant: bool, base: float = 2.0, first: int = 1,

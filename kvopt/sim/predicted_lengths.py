@@ -27,7 +27,19 @@ __all__ = ["LENGTH_SOURCES", "NOISE_FIELDS", "Predictions", "buckets", "check_no
 
 @dataclass(frozen=True)
 class Predictions:
-    """Per-request predictions (``None`` = not available). Integer arrays, values >= 1."""
+    """Per-request predictions (``None`` = not available). Integer arrays, values >= 1.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=20, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[6, 3, 4])
+    >>> p = resolve_predictions(inst, {"kind": "uniform", "eps": 0.5}, np.random.default_rng(0))
+    >>> p.label, p.point.tolist(), p.upper is None        # noisy point predictions only
+    ('uniform(eps=0.5)', [7, 2, 2], True)
+    >>> from kvopt.sim import simulate
+    >>> own = Predictions(lower=np.array([4, 2, 3]), upper=np.array([8, 4, 5]), label="mine")
+    >>> simulate(inst, "amax", predictions=own).stats["lengths"]
+    'mine interval predictions'
+    """
 
     point: NDArray[np.int64] | None = None
     lower: NDArray[np.int64] | None = None

@@ -104,7 +104,17 @@ def _generators() -> dict[str, Callable[..., Instance]]:
 
 @dataclass(frozen=True)
 class InstanceSource:
-    """One ``[[instances]]`` entry at one grid point (generator) or one file."""
+    """One ``[[instances]]`` entry at one grid point (generator) or one file.
+
+    Examples
+    --------
+    >>> src = InstanceSource("m1", "model1", {"n": 8})
+    >>> src.load(3).n, src.identity()                     # the instance of seed 3
+    (8, {'generator': 'model1', 'params': {'n': 8}})
+    >>> f = InstanceSource("tiny", path="instances/tiny/a2-example.json")
+    >>> f.load().memory, f.identity()["file"], f.load(5) is f.load()   # files: any seed
+    (10, 'a2-example.json', True)
+    """
 
     entry: str
     generator: str | None = None
@@ -133,7 +143,17 @@ class InstanceSource:
 
 @dataclass(frozen=True)
 class EvaluatorSpec:
-    """One policy (with one point of its option grid) or one solver run."""
+    """One policy (with one point of its option grid) or one solver run.
+
+    Examples
+    --------
+    >>> ev = EvaluatorSpec("policy", "alpha-protection", {"alpha": 0.3})
+    >>> ev.label, ev.identity()
+    ('alpha-protection[alpha=0.3]', {'policy': 'alpha-protection', 'params': {'alpha': 0.3}, \
+'step_time': 'unit'})
+    >>> EvaluatorSpec("solver", "highs", time_limit=10.0, formulation="tight").label
+    'opt:highs/tight'
+    """
 
     kind: str  # "policy" | "solver"
     name: str
@@ -164,7 +184,17 @@ class EvaluatorSpec:
 
 @dataclass(frozen=True)
 class Spec:
-    """A parsed sweep spec (see the module docstring)."""
+    """A parsed sweep spec (see the module docstring).
+
+    Examples
+    --------
+    >>> spec = parse_spec('seeds = [0, 1]\\n[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "fcfs"\\n[[policies]]\\nname = "mcsf"')
+    >>> spec.name, spec.seeds, [e.label for e in spec.evaluators], spec.task_time_limit
+    ('sweep', (0, 1), ['fcfs', 'mcsf'], 600.0)
+    >>> spec.to_dict()["sources"]
+    [{'entry': 'random-small', 'generator': 'random-small', 'params': {}}]
+    """
 
     name: str
     sources: tuple[InstanceSource, ...]
@@ -186,7 +216,19 @@ class Spec:
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: an instance (source + seed) evaluated by one evaluator."""
+    """One unit of work: an instance (source + seed) evaluated by one evaluator.
+
+    Examples
+    --------
+    >>> spec = parse_spec('seeds = [0, 1]\\n[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "mcsf"')
+    >>> t = expand_tasks(spec)[-1]
+    >>> t.label, t.seed, t.evaluator.label, len(t.key)
+    ('random-small/mcsf/seed1', 1, 'mcsf', 32)
+    >>> p = t.payload(ship_instance=True)           # plain data for a worker
+    >>> p["key"] == t.key, p["generator"], p["method"], p["params"]
+    (True, 'random-small', 'mcsf', {})
+    """
 
     key: str
     source: InstanceSource
@@ -332,7 +374,29 @@ def _str(doc: dict[str, Any], k: str, key: str, default: str | None = None) -> s
 
 
 def parse_spec(text: str, *, base: str | Path = ".", name: str = "sweep") -> Spec:
-    """Parse a spec from TOML ``text`` (file paths relative to ``base``)."""
+    """Parse a spec from TOML ``text`` (file paths relative to ``base``).
+
+    Examples
+    --------
+    >>> spec = parse_spec('''
+    ... name = "demo"
+    ... seeds = "0:3"
+    ... [[instances]]
+    ... generator = "model1"
+    ... params = { n = [8, 10] }
+    ... [[policies]]
+    ... name = "alpha-protection"
+    ... params = { alpha = [0.2, 0.3] }
+    ... ''')
+    >>> spec.name, spec.seeds, [s.params for s in spec.sources]     # a list is a grid axis
+    ('demo', (0, 1, 2), [{'n': 8}, {'n': 10}])
+    >>> [e.label for e in spec.evaluators]
+    ['alpha-protection[alpha=0.2]', 'alpha-protection[alpha=0.3]']
+    >>> parse_spec('[[instances]]\\ngenerator = "model1"')
+    Traceback (most recent call last):
+    kvopt.sweep.spec.SpecError: invalid spec key 'policies': nothing to evaluate: give \
+[[policies]] or [[solvers]]
+    """
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -476,7 +540,20 @@ def _parse_evaluators(doc: dict[str, Any], step_time: str,
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and parse a spec file (:class:`SpecError` on bad content, naming the key)."""
+    """Read and parse a spec file (:class:`SpecError` on bad content, naming the key).
+
+    Examples
+    --------
+    >>> spec = load_spec("instances/sweeps/smoke.toml")     # named after the file's stem
+    >>> spec.name, len(spec.seeds), sorted({s.entry for s in spec.sources})
+    ('smoke', 24, ['model1', 'small', 'tiny'])
+    >>> [e.label for e in spec.evaluators]
+    ['mcsf', 'mc-benchmark', 'fcfs', 'alpha-protection[alpha=0.1]', \
+'alpha-protection[alpha=0.3]', 'opt:highs']
+    >>> load_spec("no/such.toml")
+    Traceback (most recent call last):
+    kvopt.sweep.spec.SpecError: invalid spec key '(file)': cannot read no/such.toml: ...
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -497,6 +574,16 @@ def check_spec(spec: Spec) -> None:
     each source's first instance), file contents, policy names and options and what each
     policy needs, solver names and formulations, and solvers on time-based traces.
     Raises :class:`SpecError` naming the key.
+
+    Examples
+    --------
+    >>> check_spec(parse_spec('[[instances]]\\ngenerator = "model1"\\nparams = { n = 8 }\\n'
+    ...                       '[[policies]]\\nname = "mcsf"'))
+    >>> check_spec(parse_spec('[[instances]]\\ngenerator = "model1"\\nparams = { size = 8 }\\n'
+    ...                       '[[policies]]\\nname = "mcsf"'))
+    Traceback (most recent call last):
+    kvopt.sweep.spec.SpecError: invalid spec key 'instances[0].params.size': model1 has no \
+parameter 'size' (settable: memory, n)
     """
     from kvopt.core.errors import InvalidInstanceError, UsageError
     from kvopt.mip.backends import backend_names
@@ -573,6 +660,19 @@ def expand_tasks(spec: Spec) -> list[Task]:
     The key hashes the spec entry name, the instance's identity (generator and parameters, or
     file content hash), the evaluator and its parameters, the seed and :func:`code_version`;
     it does not depend on the order of the spec's tables or on the spec file's name.
+
+    Examples
+    --------
+    >>> a = parse_spec('[[instances]]\\nname = "a"\\ngenerator = "random-small"\\n'
+    ...                '[[instances]]\\nname = "b"\\ngenerator = "model1"\\nparams = { n = 8 }\\n'
+    ...                '[[policies]]\\nname = "fcfs"\\n'
+    ...                '[[solvers]]\\nname = "highs"\\ntime_limit = 5\\ninstances = ["a"]')
+    >>> [t.label for t in expand_tasks(a)]          # the solver runs on entry "a" only
+    ['a/fcfs/seed0', 'a/opt:highs/seed0', 'b[n=8]/fcfs/seed0']
+    >>> b = parse_spec(a.text.replace('name = "fcfs"', 'name = "fcfs"\\n[[policies]]\\n'
+    ...                               'name = "mcsf"'), name="other")
+    >>> {t.key for t in expand_tasks(a)} < {t.key for t in expand_tasks(b)}   # a's keys kept
+    True
     """
     tasks: list[Task] = []
     seen: set[str] = set()

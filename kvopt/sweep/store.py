@@ -60,6 +60,21 @@ class ResultStore:
         Open an existing database for reading only (reports, exports).
     flag
         CLI flag named in errors (``--db``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "sweep.sqlite")
+    ...     with ResultStore(path) as db:                  # a sweep writes ...
+    ...         added = [db.insert({"task": k, "entry": "e", "seed": s, "status": "simulated",
+    ...                             "total_latency": tel, "metrics": {"evictions": 0}})
+    ...                  for k, s, tel in [("a", 0, 12.0), ("b", 1, 9.0), ("a", 0, 99.0)]]
+    ...     with ResultStore(path, readonly=True) as db:   # ... a report reads
+    ...         rows = [(r["task"], r["seed"], r["total_latency"], r["metrics"])
+    ...                 for r in db.rows()]
+    >>> added, rows                                        # task "a" is recorded once
+    ([True, True, False], [('a', 0, 12.0, {'evictions': 0}), ('b', 1, 9.0, {'evictions': 0})])
     """
 
     def __init__(self, path: str | Path, *, readonly: bool = False, flag: str = "--db") -> None:

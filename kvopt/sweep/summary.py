@@ -62,7 +62,17 @@ def ratio_basis(row: dict[str, Any]) -> str:
 def with_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copy of ``rows`` with ``ratio_to_opt``: TEL over the proven optimum (a solver row with
     status ``optimal``) of the same instance (entry, parameters, seed); ``None`` without one.
-    ``ratio_basis`` says what it divides by (:func:`ratio_basis`)."""
+    ``ratio_basis`` says what it divides by (:func:`ratio_basis`).
+
+    Examples
+    --------
+    >>> base = {"entry": "e", "instance_params": {}, "kind": "policy", "status": "simulated"}
+    >>> rows = [{**base, "seed": 0, "kind": "solver", "status": "optimal", "total_latency": 10.0},
+    ...         {**base, "seed": 0, "total_latency": 9.0, "params": {"preemption": "swap"}},
+    ...         {**base, "seed": 1, "total_latency": 15.0}]          # seed 1: no optimum
+    >>> [(r["seed"], r["ratio_to_opt"], r["ratio_basis"]) for r in with_ratios(rows)]
+    [(0, 1.0, 'OPT'), (0, 0.9, 'non-preemptive OPT'), (1, None, 'OPT')]
+    """
     opt: dict[tuple[str, str, int], float] = {}
     for r in rows:
         if (r.get("kind") == "solver" and r.get("status") == "optimal"
@@ -80,7 +90,14 @@ def with_ratios(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def metric_value(row: dict[str, Any], metric: str) -> Any:
-    """A column of the row, else one of its stored metrics (``None`` if absent)."""
+    """A column of the row, else one of its stored metrics (``None`` if absent).
+
+    Examples
+    --------
+    >>> row = {"total_latency": 12.0, "metrics": {"total_latency": 11.0, "mean_latency": 3.0}}
+    >>> [metric_value(row, m) for m in ("total_latency", "mean_latency", "p99_latency")]
+    [12.0, 3.0, None]
+    """
     if metric in row and metric != "metrics":
         return row[metric]
     return (row.get("metrics") or {}).get(metric)
@@ -193,7 +210,21 @@ EXPORT_COLUMNS = ("task", "entry", "instance_params", "seed", "instance", "n", "
 
 def export_csv(rows: Sequence[dict[str, Any]], metrics: Sequence[str] = ()) -> str:
     """One CSV line per task: identity, status, objective, bound/gap, ratio to OPT, the
-    requested ``metrics``, runtime, worker, code version and the error message."""
+    requested ``metrics``, runtime, worker, code version and the error message.
+
+    Examples
+    --------
+    >>> import csv, io
+    >>> base = {"entry": "e", "instance_params": {}, "seed": 0, "valid": True}
+    >>> rows = [{**base, "task": "a", "evaluator": "opt:highs", "kind": "solver",
+    ...          "status": "optimal", "total_latency": 10.0},
+    ...         {**base, "task": "b", "evaluator": "mcsf", "kind": "policy",
+    ...          "status": "simulated", "total_latency": 12.0, "metrics": {"mean_latency": 3.0}}]
+    >>> text = export_csv(rows, metrics=["mean_latency"])
+    >>> [(r["evaluator"], r["ratio_to_opt"], r["mean_latency"])
+    ...  for r in csv.DictReader(io.StringIO(text))]
+    [('opt:highs', '1.0', ''), ('mcsf', '1.2', '3.0')]
+    """
     cols = [*EXPORT_COLUMNS, *[m for m in metrics if m not in EXPORT_COLUMNS],
             "runtime_s", "worker", "code_version", "finished_at", "error"]
     buf = io.StringIO()

@@ -47,7 +47,20 @@ def _base(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def failed_row(payload: dict[str, Any], status: str, error: str) -> dict[str, Any]:
-    """The row of a task that produced no result (also used by the client for lost tasks)."""
+    """The row of a task that produced no result (also used by the client for lost tasks).
+
+    Examples
+    --------
+    >>> from kvopt.sweep.spec import parse_spec, expand_tasks
+    >>> spec = parse_spec('[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "fcfs"')
+    >>> payload = expand_tasks(spec)[0].payload(ship_instance=True)
+    >>> row = failed_row(payload, "error", "the worker was lost")
+    >>> row["task"] == payload["key"], row["evaluator"], row["status"], row["error"]
+    (True, 'fcfs', 'error', 'the worker was lost')
+    >>> row["total_latency"], row["valid"], row["metrics"]
+    (None, None, {})
+    """
     row = _base(payload)
     row["status"], row["error"] = status, error
     return row
@@ -149,7 +162,18 @@ def _metrics(m: Any) -> dict[str, Any]:
 
 def run_tasks(payloads: list[dict[str, Any]], task_time_limit: float | None = None
               ) -> list[dict[str, Any]]:
-    """:func:`iter_tasks` on a batch (a batch travels as one Dask task)."""
+    """:func:`iter_tasks` on a batch (a batch travels as one Dask task).
+
+    Examples
+    --------
+    >>> from kvopt.sweep.spec import parse_spec, expand_tasks
+    >>> spec = parse_spec('seeds = [0, 1]\\n[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "fcfs"\\n[[policies]]\\nname = "mcsf"')
+    >>> rows = run_tasks([t.payload(ship_instance=True) for t in expand_tasks(spec)])
+    >>> [(r["evaluator"], r["seed"], r["status"], r["total_latency"]) for r in rows]
+    [('fcfs', 0, 'simulated', 13.0), ('mcsf', 0, 'simulated', 13.0), \
+('fcfs', 1, 'simulated', 26.0), ('mcsf', 1, 'simulated', 22.0)]
+    """
     return list(iter_tasks(payloads, task_time_limit))
 
 

@@ -134,6 +134,13 @@ def amax_printed_theorem2_expr() -> sp.Expr:
 
     With ``a/b = sqrt(alpha)`` it depends on ``l`` (not only on alpha); returned in
     ``(alpha, l)`` with ``u = l/alpha``. Used only to document the typo.
+
+    Examples
+    --------
+    >>> e = amax_printed_theorem2_expr()
+    >>> l = sp.Symbol("l", positive=True)
+    >>> [e.subs({ALPHA: sp.Rational(1, 4), l: v}) for v in (1, 2)]   # same alpha, two l
+    [36/11, 3]
     """
     a, b, l, u = sp.symbols("a b l u", positive=True)
     expr = (u / l) * (a * u + b * l) * (a + b) / (u * a**2 + l**2 * a * b + u * b**2)
@@ -159,7 +166,15 @@ def derive_arandom() -> dict[str, sp.Expr]:
 
 
 def arandom_upper_expr() -> sp.Expr:
-    """``(1 + alpha^-1) / 2``."""
+    """``(1 + alpha^-1) / 2``.
+
+    Examples
+    --------
+    >>> arandom_upper_expr().subs(ALPHA, sp.Rational(1, 2))
+    3/2
+    >>> arandom_upper_expr() - derive_arandom()["sup"]          # the derived supremum
+    0
+    """
     return (1 + 1 / ALPHA) / 2
 
 
@@ -277,6 +292,12 @@ def lg_denominator_sums() -> dict[str, sp.Expr]:
     ``num = (1+3q+6q^2+3q^3+q^4)/((1-q)^6 (1+q)^2)`` and
     ``den = (1+2q+11q^2+8q^3+11q^4+2q^5+q^6)/((1-q)^6 (1+q)^4)`` (up to ``p^4``); the
     tests compare ``den`` with the corrected and the printed summands.
+
+    Examples
+    --------
+    >>> s = lg_denominator_sums()
+    >>> sp.cancel(s["num"] / s["den"] - lg_expr())            # their ratio is Theorem 8
+    0
     """
     num = (1 + 3 * Q + 6 * Q**2 + 3 * Q**3 + Q**4) / ((1 - Q) ** 6 * (1 + Q) ** 2)
     den = (1 + 2 * Q + 11 * Q**2 + 8 * Q**3 + 11 * Q**4 + 2 * Q**5 + Q**6) / (

@@ -41,6 +41,12 @@ class Capabilities:
         The formulation names :func:`kvopt.mip.solve` accepts with this backend (the
         time-indexed MILPs of :mod:`kvopt.mip.model.builder`; CP-SAT also runs the CP models of
         :mod:`kvopt.mip.model.cpmodel`, documented at :data:`kvopt.mip.solving.CP_FORMULATIONS`).
+
+    Examples
+    --------
+    >>> caps = get_backend("highs").capabilities
+    >>> caps.mip_start, caps.reports_bound, caps.threads, "tight" in caps.formulations
+    (True, True, True, True)
     """
 
     mip_start: bool
@@ -72,6 +78,13 @@ class BackendResult:
         Wall time of the solver call.
     message
         Solver's own status text.
+
+    Examples
+    --------
+    >>> from kvopt.mip.model.data import MILPData
+    >>> res = get_backend("highs").solve(MILPData.example(), time_limit=10)
+    >>> res.status, res.objective, res.bound, float(res.x.sum())
+    ('optimal', 2.0, 2.0, 2.0)
     """
 
     status: BackendStatus
@@ -114,7 +127,18 @@ def unsolved_child(out: Any, what: str, limit: float | None, grace: float,
 
 
 class Backend(Protocol):
-    """The backend protocol: ``name``, ``module`` (import name), ``capabilities``, ``solve``."""
+    """The backend protocol: ``name``, ``module`` (import name), ``capabilities``, ``solve``.
+
+    Examples
+    --------
+    >>> from kvopt.mip.model.data import MILPData
+    >>> backend = get_backend("highs")              # a shipped class that follows the protocol
+    >>> backend.name, backend.module
+    ('highs', 'highspy')
+    >>> d = MILPData.example()                      # integer optimum 2, LP relaxation 1.5
+    >>> backend.solve(d, time_limit=10).objective, backend.solve(d, relax=True).objective
+    (2.0, 1.5)
+    """
 
     name: str
     module: str
@@ -140,7 +164,15 @@ _REGISTRY: dict[str, str] = {
 
 
 def register_backend(name: str, target: str) -> None:
-    """Register a backend class given as ``"module:Class"``."""
+    """Register a backend class given as ``"module:Class"``.
+
+    Examples
+    --------
+    >>> register_backend("highs-alias", "kvopt.mip.backends.highs:HighsBackend")
+    >>> backend_names()[-1], get_backend("highs-alias").name
+    ('highs-alias', 'highs')
+    >>> del _REGISTRY["highs-alias"]                # undo, for the other examples
+    """
     _REGISTRY[name] = target
 
 

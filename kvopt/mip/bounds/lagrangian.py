@@ -69,7 +69,18 @@ def lagrangian_reduced_costs(data: MILPData, mu: NDArray[np.float64]
 
 def relaxed_rows(data: MILPData) -> NDArray[np.int64]:
     """Rows dualised by :func:`lagrangian_value`: every row but the assignment rows (all of
-    them ``<=`` rows with ``row_lower = -inf``)."""
+    them ``<=`` rows with ``row_lower = -inf``).
+
+    Examples
+    --------
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> d = build_milp(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]),
+    ...                "tight")
+    >>> rows = relaxed_rows(d)                  # the 2 assignment rows stay as constraints
+    >>> d.n_rows, rows.size, sorted({d.row_kind[i] for i in rows})
+    (14, 12, ['memory'])
+    """
     rel = np.array([k != "assign" for k in data.row_kind])
     if not np.isinf(data.row_lower[rel]).all():
         raise ValueError("lagrangian_value needs <= rows (row_lower = -inf) outside 'assign'")

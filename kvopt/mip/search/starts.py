@@ -84,6 +84,17 @@ def sgs_earliest_fit(free: NDArray[np.int64], slot: NDArray[np.int64], release: 
     Start ``k`` fits iff ``free[t] - t >= s - k`` for ``t = k+1 .. k+o``: a sliding minimum
     of ``g = free - slot`` over windows of ``o`` slots (``O(length)``, not ``O(length o)``).
     ``slot`` is ``arange(len(free))``.
+
+    Examples
+    --------
+    ``M = 4`` with a request ``s = 1, o = 3`` placed at slot 0 (it holds 2, 3, 4 tokens at
+    slots 1 to 3, busy until slot 3):
+
+    >>> free, slot = np.array([4, 2, 1, 0, 4, 4, 4, 4]), np.arange(8)
+    >>> sgs_earliest_fit(free, slot, 0, 3, 1, 1)   # s=1, o=1 needs 2 free at slot k+1
+    0
+    >>> sgs_earliest_fit(free, slot, 0, 3, 2, 2)   # s=2, o=2 waits until the slots are free
+    3
     """
     if release >= busy_end:
         return release
@@ -203,6 +214,14 @@ class ValuedPoints:
         The names that :func:`kvopt.core.validate.check_schedule` accepts.
     check_s
         Seconds to value and validate one point (wall), measured.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> vp = value_points(inst, {"sgs": sgs_decode(inst, [0, 1, 2]),
+    ...                          "serial": serial_starts(inst)})
+    >>> vp.values, sorted(vp.valid), best_start(inst, None, vp)[2]
+    ({'sgs': 9.0, 'serial': 13.0}, ['serial', 'sgs'], 'sgs')
     """
 
     points: dict[str, NDArray[np.int64]]

@@ -36,13 +36,29 @@ SEEDS: dict[str, ModuleType] = {"001": seed001, "000": seed000, "004": seed004,
 
 
 def default_root() -> Path:
-    """The repository holding ``reports/mip`` (the checkout kvopt runs from, else the cwd)."""
+    """The repository holding ``reports/mip`` (the checkout kvopt runs from, else the cwd).
+
+    Examples
+    --------
+    >>> (default_root() / "reports" / "mip").is_dir()
+    True
+    """
     here = Path(__file__).resolve().parents[3]
     return here if (here / "reports" / "mip").is_dir() else Path.cwd()
 
 
 def check_only(only: str) -> tuple[str, str]:
-    """``"SEED/KEY"`` split and checked, else a :class:`UsageError` naming ``--only``."""
+    """``"SEED/KEY"`` split and checked, else a :class:`UsageError` naming ``--only``.
+
+    Examples
+    --------
+    >>> check_only("000/R1")
+    ('000', 'R1')
+    >>> check_only("005/R1")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --only: must be SEED/KEY with SEED in 001, 000, 004, \
+002, 003, got '005/R1'
+    """
     seed, _, key = only.partition("/")
     if seed not in SEEDS or not key:
         raise UsageError("--only", f"must be SEED/KEY with SEED in {', '.join(SEEDS)}, got "
@@ -53,7 +69,17 @@ def check_only(only: str) -> tuple[str, str]:
 def run(*, fast: bool = False, root: Path | None = None, only: str | None = None,
         seed: int = 0, on_section: Callable[[str], None] | None = None
         ) -> list[SeedSection]:
-    """Compute every section (or the one target ``only = "SEED/KEY"``)."""
+    """Compute every section (or the one target ``only = "SEED/KEY"``).
+
+    Examples
+    --------
+    >>> [sec] = run(only="001/A2")   # one target: seed 001, App. A.2
+    >>> t = sec.targets[0]
+    >>> t.key, t.paper, t.kvopt, t.verdict
+    ('A2', 'TEL 12 (both at 0)', '12', 'reproduced')
+    >>> t.command
+    'kvopt simulate instances/tiny/a2-example.json --policy mcsf'
+    """
     ctx = Context(fast=fast, root=root or default_root(), seed=seed)
     if only is not None:
         s, key = check_only(only)
@@ -71,7 +97,17 @@ def run(*, fast: bool = False, root: Path | None = None, only: str | None = None
 
 def write_report(out: str | Path, sections: Sequence[SeedSection], *, fast: bool,
                  command: str, seed: int = 0) -> list[Path]:
-    """Write ``reproduction.md``, ``reproduction.html``, ``results.json`` and the PNGs."""
+    """Write ``reproduction.md``, ``reproduction.html``, ``results.json`` and the PNGs.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> sections = run(only="001/A2")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = write_report(d, sections, fast=False, command="kvopt report reproduce")
+    ...     [p.name for p in paths]
+    ['reproduction.md', 'reproduction.html', 'results.json']
+    """
     from kvopt.report.writers import write_files
 
     files: dict[str, bytes | str] = {
@@ -85,6 +121,12 @@ def write_report(out: str | Path, sections: Sequence[SeedSection], *, fast: bool
 
 
 def summary(sections: Sequence[SeedSection]) -> str:
-    """One line of verdict counts."""
+    """One line of verdict counts.
+
+    Examples
+    --------
+    >>> summary(run(only="002/Q1"))
+    '2 reproduced, 0 differs, 0 erratum, 0 not yet implemented'
+    """
     c = counts(sections)
     return ", ".join(f"{c[v]} {v}" for v in VERDICTS)

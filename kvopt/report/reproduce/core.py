@@ -43,7 +43,15 @@ VERDICTS = ("reproduced", "differs", "erratum", "not yet implemented")
 def compare(paper: float, value: float | None, tol: float, *, relative: bool = False,
             mismatch: str = "differs") -> str:
     """``"reproduced"`` if ``|value - paper| <= tol`` (``tol |paper|`` when ``relative``),
-    else ``mismatch``; ``"not yet implemented"`` when there is no value."""
+    else ``mismatch``; ``"not yet implemented"`` when there is no value.
+
+    Examples
+    --------
+    >>> compare(100.0, 101.5, 0.02, relative=True)   # within 2 % of the paper's value
+    'reproduced'
+    >>> compare(100.0, 103.0, 0.02, relative=True)
+    'differs'
+    """
     if mismatch not in VERDICTS:
         raise ValueError(f"unknown verdict {mismatch!r}")
     if value is None or math.isnan(float(value)):
@@ -84,7 +92,18 @@ class Target:
     """One checkable target of a seed paper (see the module docstring). ``reason`` explains
     a ``differs`` or ``not yet implemented`` (it is dropped for the other verdicts: an
     erratum's evidence is in the errata section); ``reading`` says which setting or
-    variant kvopt's value comes from."""
+    variant kvopt's value comes from.
+
+    Examples
+    --------
+    >>> t = Target("000", "R1a", "Example 1: TEL(H-SF)", paper="5", kvopt="5",
+    ...            tolerance="exact", verdict=compare(5, 5.0, 0), command="kvopt simulate ...")
+    >>> t.verdict, t.to_dict()["key"]
+    ('reproduced', 'R1a')
+    >>> Target("000", "X", "a claim", "1", "2", "exact", "differs", "kvopt ...")
+    Traceback (most recent call last):
+    ValueError: 000/X: a 'differs' needs its reason
+    """
 
     seed: str
     key: str
@@ -113,7 +132,17 @@ class Target:
 @dataclass(frozen=True)
 class Erratum:
     """An error in a seed paper: where, what is printed, what is right, and the evidence
-    (computed by the report, with the command that recomputes it)."""
+    (computed by the report, with the command that recomputes it).
+
+    Examples
+    --------
+    >>> from kvopt.report.reproduce import run
+    >>> [e] = run(only="002/errata")[0].errata   # seed 002's one erratum
+    >>> e.where, e.printed
+    ("Summary's TL;DR: throughput", 'throughput 1.42x')
+    >>> sorted(e.to_dict())
+    ['command', 'corrected', 'evidence', 'printed', 'seed', 'where']
+    """
 
     seed: str
     where: str
@@ -129,7 +158,16 @@ class Erratum:
 
 @dataclass(frozen=True)
 class Figure:
-    """A PNG figure of the report (``name`` is its file name; ``alt`` its text)."""
+    """A PNG figure of the report (``name`` is its file name; ``alt`` its text).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> png = Path("reports/queueing/fig8.png").read_bytes()   # a shipped figure
+    >>> f = Figure("fig8.png", "Mean response time and peak memory vs arrival rate", png)
+    >>> f.name, f.png[:4]
+    ('fig8.png', b'\\x89PNG')
+    """
 
     name: str
     caption: str
@@ -138,7 +176,18 @@ class Figure:
 
 @dataclass
 class SeedSection:
-    """One seed paper's part of the report."""
+    """One seed paper's part of the report.
+
+    Examples
+    --------
+    >>> ok = Target("000", "R1a", "TEL(H-SF)", "5", "5", "exact", "reproduced", "kvopt ...")
+    >>> off = Target("000", "R2", "a ratio", "1.52", "1.48", "0.01", "differs", "kvopt ...",
+    ...              reason="another setting")
+    >>> sec = SeedSection("000", "Adaptively robust inference", "Chen et al.", "Amin, Amax.",
+    ...                   targets=[ok, off])
+    >>> sec.counts()
+    {'reproduced': 1, 'differs': 1, 'erratum': 0, 'not yet implemented': 0}
+    """
 
     seed: str
     title: str
@@ -158,7 +207,16 @@ class SeedSection:
 class Context:
     """What every target function gets: the mode, the repository root (for the committed
     certificates and bounds), the seed of every random choice, and a cache shared by the
-    targets of one run (a computation several targets use is done once)."""
+    targets of one run (a computation several targets use is done once).
+
+    Examples
+    --------
+    >>> ctx = Context(fast=True)
+    >>> ctx.once("tel", lambda: 12), ctx.once("tel", lambda: 0)   # computed once, then cached
+    (12, 12)
+    >>> ctx.cmd("000/R1")
+    'kvopt report reproduce --only 000/R1 --fast'
+    """
 
     fast: bool = False
     root: Path = field(default_factory=lambda: Path.cwd())
@@ -180,7 +238,15 @@ def build_section(mod: ModuleType, ctx: Context, only: str | None = None) -> See
     """One seed's section from its module: ``SEED``, ``TITLE``, ``PAPER``, ``INTRO``,
     ``TARGETS`` (key -> function of the context returning targets), optional ``ALIASES``
     (a target's key -> the key of the function computing it), ``errata(ctx)``,
-    ``figures(ctx)`` and optional ``notes(ctx)``. ``only``: one key, or ``"errata"``."""
+    ``figures(ctx)`` and optional ``notes(ctx)``. ``only``: one key, or ``"errata"``.
+
+    Examples
+    --------
+    >>> from kvopt.report.reproduce import seed001
+    >>> sec = build_section(seed001, Context(), "A2")   # one target, no errata or figures
+    >>> sec.seed, [(t.key, t.verdict) for t in sec.targets], sec.errata, sec.figures
+    ('001', [('A2', 'reproduced')], [], [])
+    """
     if only is not None:
         only = getattr(mod, "ALIASES", {}).get(only, only)
     sec = SeedSection(mod.SEED, mod.TITLE, mod.PAPER, mod.INTRO)

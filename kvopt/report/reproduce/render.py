@@ -22,7 +22,18 @@ TITLE = "kvopt: reproduction of the five seed papers"
 
 
 def counts(sections: Sequence[SeedSection]) -> dict[str, int]:
-    """Targets per verdict over all sections."""
+    """Targets per verdict over all sections.
+
+    Examples
+    --------
+    >>> from kvopt.report.reproduce.core import SeedSection, Target
+    >>> ok = Target("001", "A2", "TEL of App. A.2", "12", "12", "exact", "reproduced", "kvopt ...")
+    >>> off = Target("000", "R2", "a ratio", "1.52", "1.48", "0.01", "differs", "kvopt ...",
+    ...              reason="another setting")
+    >>> counts([SeedSection("001", "Online scheduling", "arXiv 2502.07115", "MC-SF.", [ok]),
+    ...         SeedSection("000", "Robust inference", "arXiv 2508.14544", "Amin.", [off])])
+    {'reproduced': 1, 'differs': 1, 'erratum': 0, 'not yet implemented': 0}
+    """
     return {v: sum(s.counts()[v] for s in sections) for v in VERDICTS}
 
 
@@ -35,7 +46,21 @@ def _md_cell(text: str) -> str:
 
 
 def render_markdown(sections: Sequence[SeedSection], *, fast: bool, command: str) -> str:
-    """The report as GitHub markdown (figures referenced as PNG files beside it)."""
+    """The report as GitHub markdown (figures referenced as PNG files beside it).
+
+    Examples
+    --------
+    >>> from kvopt.report.reproduce.core import SeedSection, Target
+    >>> t = Target("001", "A2", "two big peaks run together", "TEL 12", "12", "exact",
+    ...            "reproduced", "kvopt simulate instances/tiny/a2-example.json --policy mcsf")
+    >>> sec = SeedSection("001", "Online scheduling", "arXiv 2502.07115", "MC-SF.", [t])
+    >>> md = render_markdown([sec], fast=True, command="kvopt report reproduce --fast")
+    >>> print(md.splitlines()[6])   # the verdict counts of seed 001
+    | 001 | Online scheduling | 1 | 0 | 0 | 0 |
+    >>> print(md.splitlines()[15])   # its target
+    | A2 | two big peaks run together | TEL 12 | 12 | exact | **reproduced** |
+    `kvopt simulate instances/tiny/a2-example.json --policy mcsf` |
+    """
     tot = counts(sections)
     out = [f"# {TITLE}", "",
            f"Written by `{command}`{' (fast mode: fewer runs, smaller instances)' if fast else ''}"
@@ -128,7 +153,18 @@ def _target_card(t: Target) -> str:
 
 
 def render_html(sections: Sequence[SeedSection], *, fast: bool, command: str) -> str:
-    """The report as one self-contained HTML page."""
+    """The report as one self-contained HTML page.
+
+    Examples
+    --------
+    >>> from kvopt.report.reproduce.core import SeedSection, Target
+    >>> t = Target("001", "A2", "two big peaks run together", "TEL 12", "12", "exact",
+    ...            "reproduced", "kvopt simulate instances/tiny/a2-example.json --policy mcsf")
+    >>> sec = SeedSection("001", "Online scheduling", "arXiv 2502.07115", "MC-SF.", [t])
+    >>> page = render_html([sec], fast=False, command="kvopt report reproduce")
+    >>> page.startswith("<!doctype html>"), page.count('class="card"'), "<script" in page
+    (True, 1, False)
+    """
     tot = counts(sections)
     head = "".join(f"<th>{_e(v)}</th>" for v in VERDICTS)
     body = []
@@ -174,7 +210,20 @@ def render_html(sections: Sequence[SeedSection], *, fast: bool, command: str) ->
 
 def render_json(sections: Sequence[SeedSection], *, fast: bool, command: str,
                 seed: int) -> str:
-    """Every target and erratum as JSON (no timestamps: same seed, same bytes)."""
+    """Every target and erratum as JSON (no timestamps: same seed, same bytes).
+
+    Examples
+    --------
+    >>> import json
+    >>> from kvopt.report.reproduce.core import SeedSection, Target
+    >>> t = Target("001", "A2", "two big peaks run together", "TEL 12", "12", "exact",
+    ...            "reproduced", "kvopt simulate instances/tiny/a2-example.json --policy mcsf")
+    >>> sec = SeedSection("001", "Online scheduling", "arXiv 2502.07115", "MC-SF.", [t])
+    >>> doc = json.loads(render_json([sec], fast=False, command="kvopt report reproduce",
+    ...                              seed=0))
+    >>> doc["schema"], doc["counts"]["reproduced"], doc["seeds"][0]["targets"][0]["kvopt"]
+    ('kvopt.reproduction', 1, '12')
+    """
     doc: dict[str, Any] = {
         "schema": "kvopt.reproduction", "schema_version": 1, "command": command,
         "fast": fast, "seed": seed, "verdicts": list(VERDICTS), "counts": counts(sections),

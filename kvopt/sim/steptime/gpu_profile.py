@@ -139,12 +139,14 @@ def write_steps_csv(path: str | os.PathLike[str], records: Iterable[dict[str, An
     >>> from kvopt.sim.steptime.measured import read_steps_csv
     >>> p = GridPoint("mixed", 512, 32, 1024)
     >>> rec = point_record(p, "llama-2-7b", [10.0, 11.0, 12.0])
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "steps.csv"
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> f = pathlib.Path(tmp.name) / "steps.csv"
     >>> write_steps_csv(f, [rec])
     1
     >>> r = read_steps_csv(f)
     >>> r.kind.tolist(), r.decode.tolist(), r.kv.tolist(), r.ms.tolist()
     (['mixed'], [32], [32800.0], [11.0])
+    >>> tmp.cleanup()
     """
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
