@@ -21,7 +21,21 @@ from typing import Any
 
 
 class KvoptError(Exception):
-    """Base class of every kvopt error."""
+    """Base class of every kvopt error.
+
+    Examples
+    --------
+    Catch every user-facing failure at once; errors built from ``(field, reason)`` keep both
+    through pickling (solver child processes):
+
+    >>> import pickle
+    >>> err = InvalidInstanceError("memory", "must be a positive integer, got -3")
+    >>> isinstance(err, KvoptError), isinstance(UsageError("--n", "bad"), KvoptError)
+    (True, True)
+    >>> back = pickle.loads(pickle.dumps(err))
+    >>> type(back).__name__, back.field, back.reason
+    ('InvalidInstanceError', 'memory', 'must be a positive integer, got -3')
+    """
 
     def __reduce__(self) -> Any:
         # errors built from (field, reason) pickle as such (solver child processes, Dask)
@@ -121,7 +135,22 @@ class InvalidScheduleError(KvoptError, ValueError):
 
 
 class InfeasibleScheduleError(KvoptError):
-    """A schedule failed :func:`kvopt.check_schedule`; ``report`` holds the violations."""
+    """A schedule failed :func:`kvopt.check_schedule`; ``report`` holds the violations.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> from kvopt.core.validate import assert_feasible
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> try:
+    ...     assert_feasible(tight, Schedule.from_starts(tight, [0, 0]))
+    ... except InfeasibleScheduleError as exc:
+    ...     print(exc.report.kinds())
+    ...     print(exc)
+    {'memory'}
+    1 violation(s):
+      memory: memory 8 > M = 6 at slot 3
+    """
 
     def __init__(self, report: object) -> None:
         self.report = report
@@ -129,4 +158,14 @@ class InfeasibleScheduleError(KvoptError):
 
 
 class SolverNotAvailableError(KvoptError):
-    """A requested solver backend is unknown or cannot be imported."""
+    """A requested solver backend is unknown or cannot be imported.
+
+    Examples
+    --------
+    >>> from kvopt.mip.backends.base import get_backend
+    >>> try:
+    ...     get_backend("gurobi")
+    ... except SolverNotAvailableError as exc:
+    ...     print(exc)
+    unknown solver 'gurobi'; valid: highs, cbc, cpsat, scipy
+    """

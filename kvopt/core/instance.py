@@ -623,6 +623,14 @@ def load_instance(path: str | os.PathLike[str], *, memory: int | None = None) ->
     ------
     InvalidInstanceError
         For an unreadable file or any malformed field.
+
+    Examples
+    --------
+    >>> inst = load_instance("instances/tiny/a2-example.json")
+    >>> inst, inst.output.tolist()
+    (<Instance 'a2-example' n=2 M=10 time_unit=step>, [4, 8])
+    >>> load_instance("instances/tiny/a2-example.json", memory=16).memory
+    16
     """
     p = Path(path)
     if p.suffix.lower() == ".csv":

@@ -21,6 +21,20 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same folder, then rename).
 
     A crash or an exception never leaves a partial file at ``path``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> p = pathlib.Path(tmp.name) / "out" / "kv.bin"     # missing folders are made
+    >>> atomic_write_bytes(p, b"\\x00\\x01")
+    >>> try:
+    ...     atomic_write_bytes(p, "not bytes")             # fails while writing
+    ... except TypeError:
+    ...     pass
+    >>> p.read_bytes(), [f.name for f in p.parent.iterdir()]   # old file kept, no temp left
+    (b'\\x00\\x01', ['kv.bin'])
+    >>> tmp.cleanup()
     """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -36,12 +50,40 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) atomically; see :func:`atomic_write_bytes`."""
+    """Write ``text`` (UTF-8) atomically; see :func:`atomic_write_bytes`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> p = pathlib.Path(tmp.name) / "note.txt"
+    >>> atomic_write_text(p, "M = 10 tokens\\n")
+    >>> p.read_text()
+    'M = 10 tokens\\n'
+    >>> tmp.cleanup()
+    """
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str | os.PathLike[str], doc: Any) -> None:
-    """Write ``doc`` as indented JSON, atomically."""
+    """Write ``doc`` as indented JSON, atomically.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> p = pathlib.Path(tmp.name) / "result.json"
+    >>> write_json(p, {"objective": 12.0, "starts": [0, 0]})
+    >>> print(p.read_text(), end="")
+    {
+     "objective": 12.0,
+     "starts": [
+      0,
+      0
+     ]
+    }
+    >>> tmp.cleanup()
+    """
     atomic_write_text(path, json.dumps(doc, indent=1) + "\n")
 
 

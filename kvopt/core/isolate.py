@@ -58,6 +58,15 @@ class IsolatedOutcome:
         Wall time of the call.
     isolated
         False when the function ran in-process (no ``fork``).
+
+    Examples
+    --------
+    >>> out = run_isolated(lambda: [1, 2, 3])
+    >>> out.ok, out.value, out.killed, out.isolated
+    (True, [1, 2, 3], False, True)
+    >>> out = run_isolated(lambda: 1 / 0)   # the child's exception comes back, not raised
+    >>> out.ok, type(out.exception).__name__, out.error.splitlines()[-1]
+    (False, 'ZeroDivisionError', 'ZeroDivisionError: division by zero')
     """
 
     value: Any = None
@@ -119,6 +128,18 @@ def fork_piped() -> tuple[int, int]:
 
     Returns ``(0, write_fd)`` in the child and ``(child_pid, read_fd)`` in the parent; the
     other end of the pipe is closed on each side.
+
+    Examples
+    --------
+    >>> pid, fd = fork_piped()
+    >>> if pid == 0:   # the child sends its bytes and exits at once
+    ...     write_all(fd, b"hello from the child")
+    ...     os._exit(0)
+    >>> with os.fdopen(fd, "rb") as fh:
+    ...     fh.read()
+    b'hello from the child'
+    >>> os.waitpid(pid, 0)[1]   # exit status
+    0
     """
     sys.stdout.flush()
     sys.stderr.flush()
@@ -134,7 +155,17 @@ def fork_piped() -> tuple[int, int]:
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to the file descriptor ``fd``."""
+    """Write all of ``data`` to the file descriptor ``fd``.
+
+    Examples
+    --------
+    >>> r, w = os.pipe()
+    >>> write_all(w, b"x" * 1000)
+    >>> os.close(w)
+    >>> len(os.read(r, 4096))
+    1000
+    >>> os.close(r)
+    """
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -210,7 +241,19 @@ def start_isolated(fn: Callable[[], Any], *, memory_cap: int | None = None) -> I
 
 @dataclass
 class IsolatedJob:
-    """A child process started by :func:`start_isolated` and the bytes it sent so far."""
+    """A child process started by :func:`start_isolated` and the bytes it sent so far.
+
+    Examples
+    --------
+    >>> job = start_isolated(lambda: time.sleep(30))
+    >>> job.poll() is None   # still running: poll never waits
+    True
+    >>> job.kill().killed
+    True
+    >>> job = start_isolated(lambda: "done")
+    >>> job.wait().value, job.poll().ok   # once finished, poll returns the same outcome
+    ('done', True)
+    """
 
     t0: float
     pid: int = -1

@@ -161,7 +161,19 @@ class Deadline:
 
 class DeadlineExpired(RuntimeError):
     """A step of a call stopped at its :class:`Deadline` (the caller goes on without it,
-    and says so)."""
+    and says so).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.core.mcsf import mcsf_starts
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> try:
+    ...     mcsf_starts(inst, deadline=Deadline(0.0))   # already expired
+    ... except DeadlineExpired as exc:
+    ...     print(exc)
+    MC-SF stopped at its deadline (0 s) at slot 0, 2 requests not started
+    """
 
 
 def as_deadline(time_limit: object, deadline: Deadline | None = None,
@@ -285,7 +297,18 @@ def _vm_size() -> int | None:
 
 
 def address_space_headroom() -> int | None:
-    """Bytes this process may still map under its ``RLIMIT_AS`` (``None``: no limit)."""
+    """Bytes this process may still map under its ``RLIMIT_AS`` (``None``: no limit).
+
+    Examples
+    --------
+    >>> h = address_space_headroom()   # None unless this process runs under a cap
+    >>> h is None or h >= 0
+    True
+    >>> from kvopt.core.isolate import run_isolated
+    >>> capped = run_isolated(address_space_headroom, memory_cap=2**30).value  # child: +1 GiB
+    >>> 0 < capped <= 2**30
+    True
+    """
     try:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
@@ -426,7 +449,15 @@ def resolve_memory_budget(value: str | int | float | None = None,
 
 
 def memory_budget(value: str | int | float | None = None, name: str = "memory_budget") -> int:
-    """Deprecated name of :func:`resolve_memory_budget` (kept for one release)."""
+    """Deprecated name of :func:`resolve_memory_budget` (kept for one release).
+
+    Examples
+    --------
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     memory_budget("2G"), caught[0].category.__name__
+    (2147483648, 'DeprecationWarning')
+    """
     warnings.warn("kvopt.core.limits.memory_budget is deprecated; use resolve_memory_budget",
                   DeprecationWarning, stacklevel=2)
     return resolve_memory_budget(value, name)

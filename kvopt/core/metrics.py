@@ -33,6 +33,16 @@ class Metrics:
     ``unit`` is the unit of the unsuffixed time fields (``"step"`` or ``"second"``); the ``*_s``
     fields are wall-clock seconds or ``None`` without a clock. ``feasible`` is ``None`` when the
     schedule was not checked.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> m = compute_metrics(inst, Schedule.from_starts(inst, [0, 0]))
+    >>> m.unit, m.feasible, m.total_latency, m.p50_latency, m.ttft_mean, m.has_clock
+    ('step', True, 12.0, 6.0, 1.0, False)
+    >>> m.to_dict()["peak_memory"]
+    10
     """
 
     n: int

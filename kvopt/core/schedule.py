@@ -448,7 +448,25 @@ def _v2_fields(doc: dict[str, Any], arrays: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_schedule(path: str | os.PathLike[str]) -> Schedule:
-    """Read a schedule JSON file written by :meth:`Schedule.save`."""
+    """Read a schedule JSON file written by :meth:`Schedule.save`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from kvopt.core.instance import load_instance
+    >>> inst = load_instance("instances/tiny/a2-example.json")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "sched.json"
+    ...     Schedule.from_starts(inst, [0, 0], source="hand").save(path)
+    ...     back = load_schedule(path)
+    >>> back, back.run_start.tolist(), back.instance_sha256 == inst.sha256()
+    (<Schedule source='hand' runs=2 evictions=0 horizon=8>, [0, 0], True)
+    >>> try:
+    ...     load_schedule("instances/tiny/a2-example.json")   # an instance, not a schedule
+    ... except InvalidScheduleError as exc:
+    ...     print(exc)
+    invalid schedule field 'schema': expected 'kvopt.schedule', got 'kvopt.instance'
+    """
     p = Path(path)
     try:
         doc = json.loads(p.read_text())

@@ -327,6 +327,20 @@ class GoodputReport:
         Per kind (``stream``, ``deadline``, ``compound``) present: fraction met.
     rule
         The rule used.
+
+    Examples
+    --------
+    A deadline request done in time, and a stream request whose first token only is on time:
+
+    >>> spec = SLOSpec.from_arrays(2, {"slo_kind": ["deadline", "stream"],
+    ...                                "deadline": [3, None], "ttft_slo": [None, 2],
+    ...                                "tbt_slo": [None, 0.5]})
+    >>> rep = evaluate_goodput(spec, GoodputRule(), np.array([0, 0]), np.array([1, 1]),
+    ...                        np.array([2, 3]), np.array([0, 1]))
+    >>> rep.met.tolist(), rep.on_time_tokens.tolist(), rep.goodput.tolist()
+    ([True, False], [2, 1], [3.0, 2.0])
+    >>> rep.token_goodput, rep.request_goodput, rep.attainment, rep.rule
+    (5.0, 1, {'stream': 0.0, 'deadline': 1.0}, 'binary')
     """
 
     goodput: NDArray[np.float64]
@@ -539,7 +553,16 @@ def start_goodput(
 
 
 def group_arrival(spec: SLOSpec, arrival: NDArray[Any]) -> NDArray[np.float64]:
-    """Per request: its compound group's arrival ``min a`` (its own arrival otherwise)."""
+    """Per request: its compound group's arrival ``min a`` (its own arrival otherwise).
+
+    Examples
+    --------
+    >>> spec = SLOSpec.from_arrays(3, {"slo_kind": ["compound", "compound", "deadline"],
+    ...                                "deadline": [6, 6, 4], "group": [0, 0, None],
+    ...                                "stage": [0, 1, None]})
+    >>> group_arrival(spec, np.array([0, 3, 2])).tolist()   # stage 1 counts from 0
+    [0.0, 0.0, 2.0]
+    """
     a = np.asarray(arrival, dtype=np.float64).copy()
     cm = np.flatnonzero(spec.kind == COMPOUND)
     if cm.size:

@@ -49,7 +49,16 @@ TIME_ATOL = 1e-9
 
 @dataclass(frozen=True)
 class Violation:
-    """One failed check: ``kind`` (see :data:`VIOLATION_KINDS`), slot, request and amount."""
+    """One failed check: ``kind`` (see :data:`VIOLATION_KINDS`), slot, request and amount.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> v = check_schedule(tight, Schedule.from_starts(tight, [0, 0])).violations[0]
+    >>> v.kind, v.slot, v.amount, v.message    # 2 tokens over M at slot 3
+    ('memory', 3, 2.0, 'memory 8 > M = 6 at slot 3')
+    """
 
     kind: str
     slot: int | None
@@ -81,6 +90,17 @@ class FeasibilityReport:
     goodput
         Recomputed SLO satisfaction and goodput (:class:`kvopt.core.slo.GoodputReport`) when
         the instance carries SLOs and every request completes once; else ``None``.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> rep = check_schedule(tight, Schedule.from_starts(tight, [0, 3]))
+    >>> rep.ok, rep.objective, rep.peak_memory, rep.goodput
+    (True, 9.0, 4, None)
+    >>> print(check_schedule(tight, Schedule.from_starts(tight, [0, 0])))
+    1 violation(s):
+      memory: memory 8 > M = 6 at slot 3
     """
 
     violations: list[Violation] = field(default_factory=list)
@@ -565,7 +585,20 @@ def check_schedule(
 
 
 def assert_feasible(instance: Instance, schedule: Schedule) -> FeasibilityReport:
-    """Check and raise :class:`InfeasibleScheduleError` on any violation."""
+    """Check and raise :class:`InfeasibleScheduleError` on any violation.
+
+    Examples
+    --------
+    >>> from kvopt import Instance, Schedule
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> assert_feasible(tight, Schedule.from_starts(tight, [0, 3])).objective
+    9.0
+    >>> try:
+    ...     assert_feasible(tight, Schedule.from_starts(tight, [0, 0]))
+    ... except InfeasibleScheduleError as exc:
+    ...     print(exc.report.kinds())
+    {'memory'}
+    """
     rep = check_schedule(instance, schedule)
     rep.raise_if_invalid()
     return rep

@@ -266,6 +266,19 @@ def solve_goodput(
     -------
     kvopt.mip.SolveResult
         ``objective`` = validated token goodput; ``formulation = "goodput"``.
+
+    Examples
+    --------
+    One request at a time and both due at slot 3: only one can be on time, and serving the
+    longer one first earns its 3 tokens (of the 5 that could at most be earned).
+
+    >>> inst = Instance(memory=9, arrival=[0, 0], prompt=[0, 0], output=[2, 3],
+    ...                 slo_kind=["deadline"] * 2, deadline=[3, 3], max_batch=1)
+    >>> res = solve_goodput(inst, time_limit=10)
+    >>> res.status, res.objective, res.bound, res.model["value_bound"]
+    ('optimal', 3.0, 3.0, 5.0)
+    >>> res.schedule.run_start.tolist()
+    [3, 0]
     """
     from kvopt.core.limits import resolve_memory_budget
 

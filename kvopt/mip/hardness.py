@@ -162,6 +162,17 @@ def hardness_check(weights: Sequence[int], values: Sequence[float], capacity: in
 
     Returns a JSON-ready dict with ``knapsack_optimum``, ``goodput_optimum``, ``dp_optimum``
     (``None`` for ``K > 1``), both solve statuses, ``equal`` and the mapped instance's name.
+
+    Examples
+    --------
+    Two knapsacks of capacity 5 (items 2 + 3 in one, 4 in the other) and two batch slots
+    with deadline 5 earn the same 13:
+
+    >>> r = hardness_check([2, 3, 4], [3, 4, 6], capacity=5, knapsacks=2)
+    >>> r["knapsack_optimum"], r["goodput_optimum"], r["dp_optimum"], r["equal"]
+    (13.0, 13.0, None, True)
+    >>> r["goodput_status"], r["instance"]
+    ('optimal', 'mkp-K2-C5-n3')
     """
     from kvopt.mip.goodput import solve_goodput
 

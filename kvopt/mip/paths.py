@@ -160,7 +160,20 @@ def solve_model(instance: Instance, *, solver: SolverName, formulation: Formulat
 
 
 def check_tel(instance: Instance, objective: str) -> None:
-    """The TEL formulations' requirements (each error names its field)."""
+    """The TEL formulations' requirements (each error names its field).
+
+    Examples
+    --------
+    >>> check_tel(Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8]), "tel")
+    >>> batched = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8],
+    ...                    max_batch=1)
+    >>> try:
+    ...     check_tel(batched, "tel")
+    ... except UsageError as exc:
+    ...     print(exc.field, "|", exc.reason)
+    objective | the TEL formulations do not model a batch limit (instance max_batch);
+    use objective='goodput' or drop max_batch
+    """
     if objective != "tel":
         raise UsageError("objective", f"must be 'tel' or 'goodput', got {objective!r}")
     if instance.max_batch is not None:

@@ -187,6 +187,17 @@ def solve_auto(instance: Instance, *, deadline: Deadline, ram_bytes: int, thread
     SolveResult
         ``solver="auto"``; ``formulation`` is the path taken (``"exact"``, ``"portfolio"``
         or ``"incumbents"``).
+
+    Examples
+    --------
+    Phase 1 already proves this one: MC-SF's schedule meets the level-1 core bound.
+
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[8, 8, 2])
+    >>> res = solve_auto(inst, deadline=Deadline(20.0), ram_bytes=2**30)
+    >>> res.status, res.objective, res.bound, res.formulation
+    ('optimal', 26.0, 26.0, 'incumbents')
+    >>> res.model["schedule_source"], res.model["bound_source"], res.schedule.run_start.tolist()
+    ('mcsf', 'core1', [0, 8, 0])
     """
     from kvopt.mip.bounds.combinatorial import combinatorial_bounds
     from kvopt.mip.search.starts import best_start, starting_points, value_points

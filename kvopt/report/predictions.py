@@ -63,7 +63,14 @@ STEP_TIME = "a100-llama2-70b-tp2-gpu"
 
 @dataclass(frozen=True)
 class Case:
-    """One workload with the predictions every policy sees."""
+    """One workload with the predictions every policy sees.
+
+    Examples
+    --------
+    >>> case = heavy_tailed_case(20, rate=1.3, seed=0)
+    >>> case.name, case.instance.n, case.max_tokens, case.nu, case.mu_hat.shape
+    ('heavy-tailed', 20, 2048, 3.5, (20,))
+    """
 
     name: str
     instance: Instance
@@ -74,7 +81,18 @@ class Case:
 
 
 def heavy_tailed_case(n: int, rate: float, seed: int) -> Case:
-    """The heavy-tailed workload with log-t predictions (``R^2(mu) = 0.82``)."""
+    """The heavy-tailed workload with log-t predictions (``R^2(mu) = 0.82``).
+
+    Examples
+    --------
+    >>> case = heavy_tailed_case(20, rate=1.3, seed=0)
+    >>> case.instance.name, case.instance.memory, case.instance.time_unit
+    ('heavy-tailed-n20-rate1.3-seed0', 16492, 'second')
+    >>> np.rint(np.exp(case.mu_hat[:4])).astype(int).tolist()  # predicted medians
+    [81, 46, 465, 1249]
+    >>> case.instance.output[:4].tolist()  # true lengths
+    [43, 80, 176, 2048]
+    """
     w = heavy_tailed_workload(n, rate=rate, memory=16492, seed=seed, catalog_seed=seed)
     mu_sd = 0.8  # the catalog's spread of mu
     noise = mu_sd * float(np.sqrt((1 - 0.82) / 0.82))
@@ -86,7 +104,17 @@ def heavy_tailed_case(n: int, rate: float, seed: int) -> Case:
 def azure_case(n: int, time_scale: float, seed: int, window: int = 0) -> Case:
     """The first ``n`` Azure conversation requests (with ``window = k``: requests
     ``k n .. (k + 1) n - 1``, arrivals shifted to start at 0), arrivals divided by
-    ``time_scale``."""
+    ``time_scale``.
+
+    Examples
+    --------
+    >>> case = azure_case(20, time_scale=0.5, seed=0)
+    >>> case.name, case.instance.name, case.max_tokens
+    ('azure-conv', 'azure-conv-first20-x0.5', 174)
+    >>> later = azure_case(20, time_scale=0.5, seed=0, window=1)
+    >>> later.instance.source, float(later.instance.arrival[0])
+    ('azure_conv_2023.csv (requests 20..39, arrivals / 0.5)', 0.0)
+    """
     with as_file(data_file("traces", "azure_conv_2023.csv")) as path:
         full = load_instance(path)
     lo = window * n
@@ -106,7 +134,17 @@ def azure_case(n: int, time_scale: float, seed: int, window: int = 0) -> Case:
 
 
 def policy_runs(case: Case) -> list[tuple[str, str, Any, dict[str, Any]]]:
-    """``(label, policy, predictions, options)`` of every compared policy."""
+    """``(label, policy, predictions, options)`` of every compared policy.
+
+    Examples
+    --------
+    >>> runs = policy_runs(heavy_tailed_case(20, rate=1.3, seed=0))
+    >>> len(runs), runs[0]
+    (14, ('FCFS', 'fcfs', None, {}))
+    >>> runs[5]
+    ('TRAIL C=0.8', 'trail', None,
+     {'sigma0': 0.8, 'every': 8, 'bins': 10, 'max_len': 2048.0, 'pred_seed': 7, 'C': 0.8})
+    """
     n = case.instance.n
     point = np.maximum(np.rint(np.exp(case.mu_hat)), 1).astype(np.int64)
     dist = Predictions(point=point, label="logt", mu=case.mu_hat, sigma=case.sigma_hat)
@@ -138,7 +176,14 @@ def mode_runs(case: Case, seed: int = 0) -> list[tuple[str, str, Any, dict[str, 
     """The policies compared across preemption modes (issue 21): FCFS, the oracles SRPT and
     SPJF, SPRPT and SSJF on the predicted median, TRAIL with ``C`` in 0.2, 0.8, 1 and
     infinity (refined predictions as in :func:`policy_runs`, their noise seeded by
-    ``7 + seed``) and TIE."""
+    ``7 + seed``) and TIE.
+
+    Examples
+    --------
+    >>> [label for label, *_ in mode_runs(heavy_tailed_case(20, rate=1.3, seed=0))]
+    ['FCFS', 'SRPT (oracle)', 'SPJF (oracle)', 'SPRPT (point)', 'SSJF (point)',
+     'TRAIL C=0.2', 'TRAIL C=0.8', 'TRAIL C=1', 'TRAIL C=inf', 'TIE']
+    """
     point = np.maximum(np.rint(np.exp(case.mu_hat)), 1).astype(np.int64)
     dist = Predictions(point=point, label="logt", mu=case.mu_hat, sigma=case.sigma_hat)
     median = Predictions(point=point, label="median")
@@ -162,7 +207,14 @@ def run_case(case: Case, seed: int = 0, only: set[str] | None = None,
              ) -> list[dict[str, Any]]:
     """Simulate every policy of ``runs`` (default :func:`policy_runs`) on ``case`` (or those
     whose label is in ``only``), in the engine's ``preemption`` mode (default: each policy's
-    own); one row each."""
+    own); one row each.
+
+    Examples
+    --------
+    >>> rows = run_case(heavy_tailed_case(40, rate=50.0, seed=0), only={"FCFS", "TIE"})
+    >>> [(r["policy"], round(r["mean_latency_s"], 2), r["evictions"]) for r in rows]
+    [('FCFS', 34.75, 12), ('TIE', 32.57, 6)]
+    """
     rows = []
     inst = case.instance
     for label, pol, pred, opts in (policy_runs(case) if runs is None else runs):
@@ -198,7 +250,16 @@ def experiment_rows(n: int = 1500, rate: float = 1.3, azure_n: int = 1500,
     ``seeds > 1`` seeds ``seed .. seed + seeds - 1`` each draw the workload (heavy-tailed: a
     new sample; Azure: the ``k``-th window of ``azure_n`` requests of the trace, ``k = 0``
     being the first), the predictions and the policies' randomness, and the rows are
-    :func:`aggregate` d (mean and standard error over the seeds)."""
+    :func:`aggregate` d (mean and standard error over the seeds).
+
+    Examples
+    --------
+    >>> rows = experiment_rows(n=5, rate=50.0, workloads=("heavy-tailed",), seeds=2)
+    >>> len(rows), rows[0]["policy"], rows[0]["seeds"]
+    (14, 'FCFS', 2)
+    >>> round(rows[0]["mean_latency_s"], 3), round(rows[0]["mean_latency_s_se"], 3)
+    (5.05, 0.562)
+    """
     for w in workloads:
         if w not in ("heavy-tailed", "azure-conv"):
             raise UsageError("workloads", f"unknown workload {w!r}")
@@ -267,7 +328,18 @@ def _pm(r: dict[str, Any], key: str, fmt: str) -> str:
 
 
 def table_md_seeds(rows: list[dict[str, Any]]) -> str:
-    """Markdown of :func:`aggregate` d rows: mean ± standard error over seeds."""
+    """Markdown of :func:`aggregate` d rows: mean ± standard error over seeds.
+
+    Examples
+    --------
+    >>> rows = [dict(r, seed=s) for s in (0, 1)
+    ...         for r in run_case(heavy_tailed_case(40, 50.0, s), s, only={"FCFS", "TIE"})]
+    >>> md = table_md_seeds(aggregate(rows)).splitlines()
+    >>> print(md[0])
+    ### heavy-tailed (n = 40, 2 seeds, mean ± standard error)
+    >>> md[5].split(" | ")[:4]  # policy, mean latency, FCFS / policy, P90 latency
+    ['| TIE', '27.6 ± 5.0', '1.03 ± 0.03x', '50.2 ± 13.6']
+    """
     out = []
     for w in dict.fromkeys(r["workload"] for r in rows):
         sub = [r for r in rows if r["workload"] == w]
@@ -287,7 +359,17 @@ def table_md_seeds(rows: list[dict[str, Any]]) -> str:
 
 
 def table_md(rows: list[dict[str, Any]]) -> str:
-    """Markdown table, one block per workload, with ratios to FCFS."""
+    """Markdown table, one block per workload, with ratios to FCFS.
+
+    Examples
+    --------
+    >>> rows = run_case(heavy_tailed_case(40, rate=50.0, seed=0), only={"FCFS", "TIE"})
+    >>> md = table_md(rows).splitlines()
+    >>> print(md[0])
+    ### heavy-tailed (n = 40)
+    >>> md[5].split(" | ")[:3]  # policy, mean latency s, FCFS / policy
+    ['| TIE', '32.6', '1.07x']
+    """
     if rows and "seeds" in rows[0]:
         return table_md_seeds(rows)
     out = []
@@ -308,7 +390,17 @@ def table_md(rows: list[dict[str, Any]]) -> str:
 
 
 def table_csv(rows: list[dict[str, Any]]) -> str:
-    """CSV of the rows (with ``_se`` columns and ``seeds`` for aggregated rows)."""
+    """CSV of the rows (with ``_se`` columns and ``seeds`` for aggregated rows).
+
+    Examples
+    --------
+    >>> import csv, io
+    >>> rows = run_case(heavy_tailed_case(40, rate=50.0, seed=0), only={"FCFS", "TIE"})
+    >>> text = table_csv(rows)
+    >>> [(r["policy"], r["mean_latency_s"], r["evictions"])
+    ...  for r in csv.DictReader(io.StringIO(text))]
+    [('FCFS', '34.7454', '12'), ('TIE', '32.5656', '6')]
+    """
     buf = io.StringIO()
     fields = FIELDS
     if rows and "seeds" in rows[0]:
@@ -322,7 +414,18 @@ def table_csv(rows: list[dict[str, Any]]) -> str:
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
-    """Mean latency and PTLA per policy, one panel pair per workload (PNG)."""
+    """Mean latency and PTLA per policy, one panel pair per workload (PNG).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from PIL import Image
+    >>> rows = run_case(heavy_tailed_case(40, rate=50.0, seed=0), only={"FCFS", "TIE"})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     plot(rows, Path(d) / "latency.png")
+    ...     Image.open(Path(d) / "latency.png").size  # one workload: 12 x 3.8 in at 100 dpi
+    (1200, 380)
+    """
     from matplotlib.figure import Figure
 
     ws = list(dict.fromkeys(r["workload"] for r in rows))
@@ -347,7 +450,17 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 def write_experiment(out: Path, rows: list[dict[str, Any]], header: str = "") -> list[Path]:
     """Write ``table.md`` (``header`` first: the command and its wall time), ``table.csv``
-    and ``latency.png`` into ``out``."""
+    and ``latency.png`` into ``out``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> rows = run_case(heavy_tailed_case(40, rate=50.0, seed=0), only={"FCFS", "TIE"})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = write_experiment(Path(d) / "exp", rows, header="# demo\\n\\n")
+    ...     [p.name for p in paths], paths[0].read_text().splitlines()[2]
+    (['table.md', 'table.csv', 'latency.png'], '### heavy-tailed (n = 40)')
+    """
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "table.md", header + table_md(rows))
     atomic_write_text(out / "table.csv", table_csv(rows))

@@ -22,7 +22,19 @@ def _abs_pct(v: float | None) -> str:
 
 
 def strip_rows(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` without the per-row predictions (for ``--json`` on stdout)."""
+    """``result`` without the per-row predictions (for ``--json`` on stdout).
+
+    Examples
+    --------
+    >>> from kvopt.sim.steptime.fit import validate
+    >>> result = validate(["h100-steps"])
+    >>> model = result["sets"][0]["setups"][0]["models"][0]
+    >>> model["model"], len(model["rows"]["measured_ms"])
+    ('h100-llama2-7b-tp1-gpu', 53)
+    >>> short = strip_rows(result)
+    >>> "rows" in short["sets"][0]["setups"][0]["models"][0], "rows" in model  # a copy
+    (False, True)
+    """
     out = copy.deepcopy(result)
     for s in out["sets"]:
         for st in s["setups"]:
@@ -151,7 +163,17 @@ def validation_markdown(result: dict[str, Any]) -> str:
 def validation_plot(result: dict[str, Any]) -> bytes:
     """Predicted vs measured (log-log), one panel per measurement set: filled markers the
     shipped profiled models (serving-engine ones on the Splitwise sets), crosses the GPU-time
-    ``-gpu`` models where they differ, open markers the held-out fits (when fitted)."""
+    ``-gpu`` models where they differ, open markers the held-out fits (when fitted).
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> from kvopt.sim.steptime.fit import validate
+    >>> png = validation_plot(validate(["h100-steps"]))
+    >>> png[:4] == b"\\x89PNG", Image.open(io.BytesIO(png)).size  # one set: 4 x 4 in, 110 dpi
+    (True, (440, 440))
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -209,7 +231,17 @@ def validation_plot(result: dict[str, Any]) -> bytes:
 def write_validation_report(result: dict[str, Any], out: str | os.PathLike[str],
                             command: str) -> list[str]:
     """Write ``validate.json``, ``validate.md`` and ``pred_vs_measured.png`` into ``out``;
-    returns the paths written."""
+    returns the paths written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kvopt.sim.steptime.fit import validate
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = write_validation_report(validate(["h100-steps"]), d, "kvopt steptime validate")
+    ...     [Path(p).name for p in paths], Path(paths[1]).read_text().splitlines()[2]
+    (['validate.json', 'validate.md', 'pred_vs_measured.png'], 'Command: `kvopt steptime validate`')
+    """
     d = Path(out)
     paths = [d / "validate.json", d / "validate.md", d / "pred_vs_measured.png"]
     write_json(paths[0], result)

@@ -16,15 +16,56 @@ from kvopt.core.errors import KvoptError
 
 
 class SimulationError(KvoptError, RuntimeError):
-    """The simulation cannot proceed (policy stalled, step budget exhausted, ...)."""
+    """The simulation cannot proceed (policy stalled, step budget exhausted, ...).
+
+    Examples
+    --------
+    >>> try:
+    ...     evictions_to_cover(np.array([3, 4]), 9)   # every victim frees 7 tokens, not 9
+    ... except SimulationError as exc:
+    ...     print(exc)
+    eviction: 7 tokens from all victims cannot cover an excess of 9
+    >>> issubclass(PolicyError, SimulationError), issubclass(LivelockError, SimulationError)
+    (True, True)
+    """
 
 
 class PolicyError(SimulationError):
-    """A policy's decision would exceed the memory ``M`` or is otherwise invalid."""
+    """A policy's decision would exceed the memory ``M`` or is otherwise invalid.
+
+    Examples
+    --------
+    A policy that admits every waiting request, whatever the memory:
+
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> try:
+    ...     simulate(tight, lambda st: st.waiting_ids())
+    ... except PolicyError as exc:
+    ...     print(exc)
+    sim:<lambda>: memory 8 > M = 6 at slot 3
+    """
 
 
 class LivelockError(SimulationError):
-    """A clearing policy evicts the same work forever (no completion between clearings)."""
+    """A clearing policy evicts the same work forever (no completion between clearings).
+
+    Examples
+    --------
+    Without protection (``alpha=0``) both requests are admitted, overflow, are cleared and
+    are admitted again:
+
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> try:
+    ...     simulate(tight, "alpha-protection", alpha=0.0)
+    ... except LivelockError as exc:
+    ...     print(exc)
+    alpha-protection: cleared the same requests twice with no completion or arrival in \
+between (slot 4); the policy loops forever
+    """
 
 
 @dataclass
@@ -52,6 +93,21 @@ class Decision:
     predictions
         Number of length predictions the policy made at this decision point (one batch);
         with ``run_engine(prediction_cost=...)`` their latency is added to the next batch.
+
+    Examples
+    --------
+    A function policy that runs one request at a time:
+
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> def one_at_a_time(st):
+    ...     if st.running.size:
+    ...         return Decision()          # nothing to do (asked again next slot)
+    ...     return Decision(admit=st.waiting_ids()[:1])
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> r = simulate(tight, one_at_a_time)
+    >>> r.schedule.final_start(tight).tolist(), r.metrics.total_latency
+    ([0, 3], 9.0)
     """
 
     evict: NDArray[np.int64] | None = None

@@ -157,6 +157,24 @@ class GmaxPolicy:
     infeasible
         ``"filter"`` (paper, App. C: priority 0) or ``"discount"`` (code: the goodput of a
         deadline/compound request is multiplied by ``min(1, D / (elapsed + t_gen))``).
+
+    Examples
+    --------
+    A policy object built directly (the registry's ``"gmax"`` passes the point predictions
+    as ``median``) and given to :func:`kvopt.sim.simulate`:
+
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=20, arrival=[0, 0], prompt=[0, 0], output=[1, 20],
+    ...                 slo_kind=["deadline", "deadline"], deadline=[20, 20], value=[2, 20],
+    ...                 max_batch=1)
+    >>> pol = GmaxPolicy("gmax", inst.output, lengths="exact", frame=10)
+    >>> r = simulate(inst, pol)   # priority 2 / 1 slot beats 20 / 20 slots
+    >>> r.schedule.final_start(inst).tolist(), r.metrics.token_goodput
+    ([0, 1], 2.0)
+    >>> GmaxPolicy("gmax", inst.output, frame=0)
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid frame: must be an integer >= 1, got 0
     """
 
     def __init__(self, name: str, median: NDArray[Any], *, lengths: str = "quantile",

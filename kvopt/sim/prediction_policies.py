@@ -416,6 +416,19 @@ class TiePolicy(KeyGreedyPolicy):
         ``decay=False`` drops it.
     max_tokens
         Generation cut-off per request (``X~ = min(X, max_tokens)``).
+
+    Examples
+    --------
+    Two requests with the same predicted median (2 tokens) and room for one at a time: the
+    risk term of the score runs the less uncertain one first.
+
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> inst = Instance(memory=3, arrival=[0, 0], prompt=[1, 1], output=[2, 2])
+    >>> pol = TiePolicy("tie", np.log([2.0, 2.0]), np.array([1.0, 0.1]), max_tokens=64.0)
+    >>> r = simulate(inst, pol)
+    >>> r.schedule.final_start(inst).tolist(), pol.score.round(2).tolist()
+    ([2, 0], [7.65, 2.29])
     """
 
     def __init__(self, name: str, mu: NDArray[np.float64], sigma: NDArray[np.float64], *,

@@ -144,7 +144,19 @@ got 'pause'
 
 def kv_bytes_per_gpu_token(model: Any) -> float | None:
     """KV bytes one token occupies on one GPU of the step-time model's TP group (``None``
-    for a model without a transformer config)."""
+    for a model without a transformer config).
+
+    Examples
+    --------
+    Llama-2-70B keeps 320 KiB of KV per token (K and V, 8 heads x 128, 80 layers, fp16), split
+    over the 2 GPUs of its tensor-parallel group:
+
+    >>> from kvopt.sim.steptime import get_step_time
+    >>> kv_bytes_per_gpu_token(get_step_time("a100-llama2-70b-tp2"))
+    163840.0
+    >>> kv_bytes_per_gpu_token(get_step_time("unit")) is None
+    True
+    """
     config = getattr(model, "config", None)
     if config is None or not hasattr(config, "kv_bytes_per_token"):
         return None

@@ -23,7 +23,25 @@ def _fmt(x: Any) -> str:
 
 def write_sweep(out: Path, rows: list[dict[str, Any]], spec: SweepSpec, *, workers: int,
                 command: str | None = None) -> tuple[list[dict[str, Any]], str]:
-    """Write the sweep's files atomically; return its summary and the markdown table."""
+    """Write the sweep's files atomically; return its summary and the markdown table.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kvopt.sweep.run import SweepSpec, run_sweep
+    >>> spec = SweepSpec("random-small", seeds=[0, 1], policies=["fcfs", "mcsf"])
+    >>> rows = run_sweep(spec, workers=0)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     summary, table = write_sweep(Path(d), rows, spec, workers=0)
+    ...     files = sorted(p.name for p in Path(d).iterdir())
+    >>> files
+    ['manifest.json', 'rows.csv', 'summary.md']
+    >>> print(table)
+    | instance | evaluator | instances | valid | optimal | mean TEL | ratio mean | ratio max |
+    |---|---|---|---|---|---|---|---|
+    | - | fcfs | 2 | 2 | 0 | 19.5000 |  |  |
+    | - | mcsf | 2 | 2 | 0 | 17.5000 |  |  |
+    """
     from kvopt import __version__
 
     summary = summarize(rows)

@@ -91,7 +91,18 @@ class SweepSpec:
 
 @dataclass
 class SweepOutcome:
-    """What :func:`run_spec` did: task counts by status, skipped (already recorded) tasks."""
+    """What :func:`run_spec` did: task counts by status, skipped (already recorded) tasks.
+
+    Examples
+    --------
+    >>> from kvopt.sweep import parse_spec
+    >>> spec = parse_spec('seeds = "0:3"\\n[[instances]]\\ngenerator = "random-small"\\n'
+    ...                   '[[policies]]\\nname = "mcsf"')
+    >>> with ResultStore(":memory:") as db:
+    ...     out = run_spec(spec, db, workers=0)
+    >>> out.total, out.ran, out.skipped, out.statuses
+    (3, 3, 0, {'simulated': 3})
+    """
 
     db: str
     total: int

@@ -25,7 +25,15 @@ CP_MODELS = ("cp", "cp+cores", "cp+pairs", "cp+exact")
 
 
 def cpsat_status(solver: object, code: object) -> BackendStatus:
-    """Map a CP-SAT status to a kvopt status."""
+    """Map a CP-SAT status to a kvopt status.
+
+    Examples
+    --------
+    >>> from ortools.sat.python import cp_model
+    >>> [cpsat_status(None, c) for c in (cp_model.OPTIMAL, cp_model.FEASIBLE,
+    ...                                  cp_model.INFEASIBLE, cp_model.MODEL_INVALID)]
+    ['optimal', 'time_limit', 'infeasible', 'error']
+    """
     from ortools.sat.python import cp_model
 
     if code == cp_model.OPTIMAL:
@@ -46,6 +54,18 @@ def run_cpsat(model: object, *, deadline: Deadline, threads: int,
     tuple
         ``(solver, status_code, runtime_s, kvopt_status)``; used by the generic backend and
         by the dedicated ``cp`` models of :mod:`kvopt.mip.model.cpmodel`.
+
+    Examples
+    --------
+    >>> from ortools.sat.python import cp_model
+    >>> m = cp_model.CpModel()      # min x + y, x + 2 y >= 3, integer: optimum 2
+    >>> x, y = m.NewIntVar(0, 10, "x"), m.NewIntVar(0, 10, "y")
+    >>> _ = m.Add(x + 2 * y >= 3)
+    >>> m.Minimize(x + y)
+    >>> solver, code, runtime, status = run_cpsat(m, deadline=Deadline(10.0), threads=1,
+    ...                                           verbose=False)
+    >>> status, solver.ObjectiveValue(), solver.StatusName(code)
+    ('optimal', 2.0, 'OPTIMAL')
     """
     from ortools.sat.python import cp_model
 

@@ -87,6 +87,17 @@ def lagrangian_value(lay: _Layout, pi: NDArray[np.float64],
     rho_q[t]] - sum_tau P_tau(pi) - sum_q q sum_t rho_q[t]`` with ``P_tau`` the best
     configuration profit at ``tau`` (:func:`price_slots`). See :func:`colgen_bound` for the
     proof that ``L <= OPT``.
+
+    Examples
+    --------
+    With zero duals the bound ignores memory: every request starts at once (``4 + 3 + 2``);
+    :func:`colgen_bound` raises it to OPT = 13 by choosing better duals.
+
+    >>> inst = Instance(memory=6, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 3, 2])
+    >>> lo, hi = start_windows(inst, horizon=inst.horizon)
+    >>> lay = _layout(inst, lo, hi, ())          # start windows, no core rows
+    >>> lagrangian_value(lay, np.zeros(lay.n_link), [])
+    9.0
     """
     return _lagrangian_from(lay, pi, rho, price_slots(lay, pi)[0])
 
@@ -108,6 +119,18 @@ def price_slots(lay: _Layout, pi: NDArray[np.float64], *, want: NDArray[np.bool_
     (only items with positive profit are offered). Returns the best profit per slot
     ``tau = 0 .. tau_max`` and, for the slots flagged in ``want``, one optimal configuration
     as a list of ``(j, d)``.
+
+    Examples
+    --------
+    With every linking dual 1, a slot's best profit is the most (request, age) pairs that fit
+    in ``M = 6`` together (weights ``s_j + d``):
+
+    >>> inst = Instance(memory=6, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 3, 2])
+    >>> lo, hi = start_windows(inst, horizon=inst.horizon)
+    >>> lay = _layout(inst, lo, hi, ())
+    >>> best, configs = price_slots(lay, np.ones(lay.n_link), want=np.arange(10) == 3)
+    >>> best.tolist(), configs[3]
+    ([0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0], [(1, 1), (0, 1)])
     """
     T1 = lay.tau_max + 1
     M = lay.M
@@ -158,6 +181,13 @@ class ColgenResult:
 
     ``bound`` is a valid lower bound on OPT in every status; ``lp_value`` is the master LP
     value at the last solve (a bound only when ``status == "optimal"``).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=6, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 3, 2])
+    >>> res = colgen_bound(inst, time_limit=30)
+    >>> res.status, round(res.bound, 6), round(res.lp_value, 6), res.meta["slots"]
+    ('optimal', 13.0, 13.0, 9)
     """
 
     bound: float

@@ -259,7 +259,14 @@ def combinatorial_bounds(instance: Instance) -> dict[str, float]:
 
 def combinatorial_bound(instance: Instance) -> float:
     """Best of :func:`trivial_bound`, :func:`volume_bound`, :func:`fluid_bound` and
-    :func:`core_bound` (``q = 1, 2``): the largest of :func:`combinatorial_bounds`."""
+    :func:`core_bound` (``q = 1, 2``): the largest of :func:`combinatorial_bounds`.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[6, 6, 6], output=[4, 4, 4])
+    >>> combinatorial_bound(inst)   # one request at a time: OPT = 4 + 8 + 12, met by core1
+    24.0
+    """
     return max(combinatorial_bounds(instance).values())
 
 
@@ -275,7 +282,17 @@ _LOO_CACHE: dict[str, NDArray[np.float64]] = {}
 def leave_one_out_deadline(deadline: Deadline | None) -> Iterator[None]:
     """Within the block, :func:`leave_one_out_bounds` stops at ``deadline``: the requests it
     has not reached get the closed form ``sum_{j != i} o_j`` (valid, weaker), so a size
-    estimate built on them is an upper bound computed in bounded time."""
+    estimate built on them is an upper bound computed in bounded time.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[6, 6, 6], output=[4, 4, 4])
+    >>> with leave_one_out_deadline(Deadline(0.0)):     # expired: closed form only
+    ...     print(leave_one_out_bounds(inst).tolist())
+    [8.0, 8.0, 8.0]
+    >>> leave_one_out_bounds(inst).round(6).tolist()   # no deadline: fluid bounds
+    [10.2, 10.2, 10.2]
+    """
     token = _LOO_DEADLINE.set(deadline)
     try:
         yield

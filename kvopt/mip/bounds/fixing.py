@@ -72,6 +72,13 @@ class Fixing:
     families
         The lag-interval families (:class:`kvopt.mip.bounds.intervals.IntervalFamily`) whose rows
         were in the LP (empty without ``intervals=True``).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[8, 8, 2])
+    >>> fx = reduced_cost_domains(inst, np.array([0, 8, 0]))   # an optimal incumbent
+    >>> round(fx.bound, 6), fx.upper, fx.window_mean, round(fx.domain_mean, 4)
+    (26.0, 26.0, 9.0, 1.6667)
     """
 
     bound: float

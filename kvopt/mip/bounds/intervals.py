@@ -60,7 +60,17 @@ from kvopt.mip.model.data import MILPData
 @dataclass(frozen=True)
 class IntervalFamily:
     """A set of requests and their lag intervals ``[k + alpha, k + beta)`` (request indices),
-    at most ``level`` of which contain any slot."""
+    at most ``level`` of which contain any slot.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[8, 6, 7])
+    >>> fam = interval_families(inst, n_families=1)[0]
+    >>> fam.members.tolist(), fam.alpha.tolist(), fam.beta.tolist(), fam.level
+    ([0, 2, 1], [0, -1, 0], [7, 7, 4], 1)
+    >>> check_family(inst, fam)         # request 0 started at k holds [k, k + 7), and so on
+    True
+    """
 
     members: NDArray[np.int64]
     alpha: NDArray[np.int64]
@@ -234,6 +244,16 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
 
     Columns of an aggregated group count every member, so a group enters a family whole
     (as :func:`interval_families` builds them).
+
+    Examples
+    --------
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5],
+    ...                 output=[4, 3, 4, 7, 3])
+    >>> base = build_milp(inst, "tight+cores", upper=60)
+    >>> d = add_interval_rows(base, interval_families(inst, base.groups, n_families=1))
+    >>> base.n_rows, d.n_rows, d.row_kind.count("interval0"), d.n_cols == base.n_cols
+    (129, 150, 21, True)
     """
     import dataclasses
 
@@ -306,6 +326,14 @@ class IntervalBound:
 
     ``status`` is ``"optimal"`` when the LP was solved (``bound`` is then the Lagrangian value
     of its duals, i.e. the LP value) and ``"time_limit"`` when the subgradient fallback ran.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5],
+    ...                 output=[4, 3, 4, 7, 3])
+    >>> res = interval_bound(inst, time_limit=30)
+    >>> res.status, round(res.bound, 6), res.families
+    ('optimal', 52.0, 3)
     """
 
     bound: float

@@ -75,7 +75,14 @@ MAX_COLUMNS = 2_000_000
 
 def preemptive_columns(instance: Instance) -> int:
     """Columns of :func:`preemptive_model`: ``sum_i o_i (T - a_i - o_i)``, ``T = max a +
-    sum o``."""
+    sum o``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0], prompt=[1, 1], output=[2, 1])
+    >>> preemptive_columns(inst), preemptive_model(inst).n_cols   # T = 3: 2 * 1 + 1 * 2
+    (4, 4)
+    """
     a, o = instance.arrival.astype(np.int64), instance.output.astype(np.int64)
     T = int(a.max() + o.sum())
     return int((o * (T - a - o)).sum())
@@ -175,7 +182,15 @@ def preemptive_model(instance: Instance, max_columns: int = MAX_COLUMNS) -> MILP
 class PreemptiveResult:
     """Outcome of :func:`solve_preemptive`: HiGHS's status, the incumbent value of ``PRE``
     (``None`` if none was found) and the proven lower bound (always valid for every schedule
-    in every mode)."""
+    in every mode).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> r = solve_preemptive(inst)
+    >>> r.status, r.objective, r.bound
+    ('optimal', 7.0, 7.0)
+    """
 
     status: str
     objective: float | None

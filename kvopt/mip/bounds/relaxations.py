@@ -21,7 +21,19 @@ from kvopt.mip.model.builder import build_milp, group_requests, start_windows
 
 
 class LPNotSolvedError(RuntimeError):
-    """The LP relaxation was not solved (time limit or solver failure): no bound."""
+    """The LP relaxation was not solved (time limit or solver failure): no bound.
+
+    Raised by :func:`lp_bound`; a caller that still wants a bound catches it and falls back
+    to :func:`lagrangian_bound` (valid for any multipliers).
+
+    Examples
+    --------
+    >>> try:
+    ...     raise LPNotSolvedError("LP relaxation not solved: time_limit (Time limit reached)")
+    ... except LPNotSolvedError as exc:
+    ...     print(isinstance(exc, RuntimeError), "|", exc)
+    True | LP relaxation not solved: time_limit (Time limit reached)
+    """
 
 
 def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "highs",

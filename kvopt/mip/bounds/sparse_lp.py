@@ -90,6 +90,22 @@ class CumulativeLP:
         ``prev[j]``: the previous column of ``j``'s group by start slot (``-1``: none).
     variables
         ``"c1c2"`` (columns ``C1`` then ``C2``) or ``"y"`` (``y``, ``C1``, ``C2``).
+
+    Examples
+    --------
+    One row per original row, per ``y`` bound and per ``C2`` definition; far fewer
+    non-zeros in the original rows:
+
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> inst = Instance(memory=40, arrival=[0] * 4, prompt=[3, 5, 2, 4],
+    ...                 output=[20, 12, 25, 18])
+    >>> d = build_milp(inst, "tight+cores")
+    >>> cum = cumulative_lp(d)
+    >>> cum.variables, cum.n_rows, cum.n_cols, cum.lp.n_rows, cum.lp.n_cols
+    ('c1c2', 345, 229, 803, 458)
+    >>> d.nnz, cum.lp.A[: d.n_rows].nnz
+    (11460, 2710)
     """
 
     lp: MILPData
@@ -290,6 +306,21 @@ class DifferencedLP:
         :attr:`lp` is ``D[r] (A y + s) = D[r] b`` (identity on rows that are not ``<=``).
     n_cols
         Columns of the original model.
+
+    Examples
+    --------
+    Same rows, one slack column per ``<=`` row, far fewer non-zeros on the ``y`` columns:
+
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> inst = Instance(memory=40, arrival=[0] * 4, prompt=[3, 5, 2, 4],
+    ...                 output=[20, 12, 25, 18])
+    >>> d = build_milp(inst, "tight+cores")
+    >>> dl = differenced_lp(d)
+    >>> (d.n_rows, d.n_cols), (dl.lp.n_rows, dl.lp.n_cols), dl.D.shape
+    ((345, 229), (345, 570), (345, 345))
+    >>> d.nnz, dl.lp.A[:, : dl.n_cols].nnz
+    (11460, 2696)
     """
 
     lp: MILPData
@@ -387,6 +418,17 @@ class LPDuals:
 
     ``row_dual`` (HiGHS' sign convention, one per row of the *original* model) and
     ``value`` are set when ``status == "optimal"``; ``info`` has the model size and timings.
+
+    Examples
+    --------
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> inst = Instance(memory=40, arrival=[0] * 4, prompt=[3, 5, 2, 4],
+    ...                 output=[20, 12, 25, 18])
+    >>> d = build_milp(inst, "tight+cores")
+    >>> res = solve_lp_duals(d)             # row-differenced LP, interior point
+    >>> res.status, round(res.value, 4), res.row_dual.shape, res.x.shape, res.info["form"]
+    ('optimal', 96.4173, (345,), (229,), 'differenced')
     """
 
     status: str

@@ -223,7 +223,17 @@ class Layout:
 
 
 def layout(instance: Instance, formulation: str, *, upper: float | None = None) -> Layout:
-    """The :class:`Layout` of ``formulation`` (windows from the incumbent TEL ``upper``)."""
+    """The :class:`Layout` of ``formulation`` (windows from the incumbent TEL ``upper``).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)    # identical requests 0 and 1 share a group
+    >>> [g.tolist() for g in lay.groups], lay.lo.tolist(), lay.hi.tolist()
+    ([[0, 1], [2]], [0, 0, 0], [7, 7, 8])
+    >>> layout(inst, "naive").n_cols, lay.n_cols  # naive: a binary per request and slot
+    (25, 17)
+    """
     instance.require_slotted()
     if formulation not in FORMULATIONS:
         raise ValueError(f"unknown formulation {formulation!r}; valid: {', '.join(FORMULATIONS)}")
@@ -242,7 +252,18 @@ def layout(instance: Instance, formulation: str, *, upper: float | None = None) 
 @dataclass
 class RowBlock:
     """Rows of one family: entries ``(rows, cols, vals)`` with rows numbered from 0 in the
-    block, and per row its bounds and kind."""
+    block, and per row its bounds and kind.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> blk = assignment_rows(lay)               # one row per group, one entry per column
+    >>> blk.rows.tolist()
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    >>> blk.kinds, blk.lower.tolist(), blk.upper.tolist()
+    (['assign', 'assign'], [2.0, 1.0], [2.0, 1.0])
+    """
 
     rows: NDArray[np.int64]
     cols: NDArray[np.int64]
@@ -292,7 +313,16 @@ def _on_present(rows: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], int
 
 
 def assignment_rows(lay: Layout) -> RowBlock:
-    """``sum_k y[g, k] = |g|`` for every group ``g``."""
+    """``sum_k y[g, k] = |g|`` for every group ``g``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> blk = assignment_rows(lay)               # the group of two starts twice
+    >>> len(blk.kinds), blk.vals.size, blk.upper.tolist()
+    (2, 17, [2.0, 1.0])
+    """
     size = lay.size.astype(np.float64)
     return RowBlock(lay.col_group, np.arange(lay.n_cols), np.ones(lay.n_cols), size, size,
                     ["assign"] * len(lay.groups))
@@ -300,25 +330,63 @@ def assignment_rows(lay: Layout) -> RowBlock:
 
 def assignment_size(lay: Layout) -> tuple[int, int]:
     """Rows and non-zeros of :func:`assignment_rows` (exact): one row per group, one entry per
-    column."""
+    column.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> assignment_size(lay)
+    (2, 17)
+    """
     return len(lay.groups), lay.n_cols
 
 
 def memory_rows(lay: Layout, ramps: _Ramps) -> RowBlock:
-    """``sum_{g,k} (s_g + tau - k) y[g, k] <= M`` at every slot ``tau`` some column reaches."""
+    """``sum_{g,k} (s_g + tau - k) y[g, k] <= M`` at every slot ``tau`` some column reaches.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> blk = memory_rows(lay, _ramps(lay))
+    >>> len(blk.kinds), float(blk.upper[0])
+    (11, 10.0)
+    >>> blk.vals[blk.cols == 0].tolist()   # group 0 started at 0 holds 2..5 at slots 1..4
+    [2.0, 3.0, 4.0, 5.0]
+    """
     return _block(ramps.row_of_tau[ramps.tau], ramps.jj, ramps.w, ramps.used.size,
                   lay.instance.memory, "memory")
 
 
 def memory_size(lay: Layout) -> tuple[int, int]:
     """Rows (at most one per slot) and non-zeros (exact: ``o`` per column) of
-    :func:`memory_rows`."""
+    :func:`memory_rows`.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> memory_size(lay)                   # 8 columns x 4 + 9 columns x 3 entries
+    (11, 59)
+    """
     return lay.slots, int((lay.cols_per_group * lay.of_group(lay.instance.output)).sum())
 
 
 def dff_rows(lay: Layout, ramps: _Ramps, q: int) -> RowBlock | None:
     """DFF cut ``q`` of every memory row: ``sum floor((q+1) w / (M+1)) y <= q`` (``None`` if no
-    coefficient is positive)."""
+    coefficient is positive).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> dff_rows(lay, _ramps(lay), 1) is None     # no request ever holds more than M / 2
+    True
+    >>> blk = dff_rows(lay, _ramps(lay), 2)       # at most two above M / 3 (w >= 4)
+    >>> len(blk.kinds), blk.vals.size, blk.kinds[0], float(blk.upper[0])
+    (10, 34, 'dff2', 2.0)
+    """
     coef = ((q + 1) * ramps.w) // (int(lay.instance.memory) + 1)
     keep = coef > 0
     if not keep.any():
@@ -329,7 +397,15 @@ def dff_rows(lay: Layout, ramps: _Ramps, q: int) -> RowBlock | None:
 
 def dff_size(lay: Layout, q: int) -> tuple[int, int]:
     """Rows (at most one per slot) and non-zeros (exact: the ages ``d >= ceil((M+1)/(q+1)) - s``
-    of every column) of :func:`dff_rows`."""
+    of every column) of :func:`dff_rows`.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> dff_size(lay, 1), dff_size(lay, 2)     # dff_rows(lay, ..., 2) has 10 rows, 34 entries
+    ((11, 0), (11, 34))
+    """
     M = int(lay.instance.memory)
     gs, go = lay.of_group(lay.instance.prompt), lay.of_group(lay.instance.output)
     dmin = np.maximum(-(-(M + 1) // (q + 1)) - gs, 1)
@@ -338,7 +414,18 @@ def dff_size(lay: Layout, q: int) -> tuple[int, int]:
 
 def core_rows(lay: Layout, q: int) -> RowBlock | None:
     """``sum y[g, k] <= q`` over the starts whose level-``q`` core
-    (:func:`~kvopt.mip.bounds.combinatorial.core_lengths`) contains slot ``t``."""
+    (:func:`~kvopt.mip.bounds.combinatorial.core_lengths`) contains slot ``t``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> core_rows(lay, 1) is None                 # level-1 cores are empty here
+    True
+    >>> blk = core_rows(lay, 2)                   # level-2 cores of length 3 per start
+    >>> len(blk.kinds), blk.vals.size, blk.kinds[0], float(blk.upper[0])
+    (11, 51, 'core2', 2.0)
+    """
     L, _ = core_lengths(lay.instance, q)
     gL = L[lay.rep][lay.col_group]
     keep = np.flatnonzero(gL > 0)
@@ -354,7 +441,15 @@ def core_rows(lay: Layout, q: int) -> RowBlock | None:
 
 def core_size(lay: Layout, q: int) -> tuple[int, int]:
     """Rows (at most one per slot from ``-max s``) and non-zeros (exact: ``L`` per column) of
-    :func:`core_rows`."""
+    :func:`core_rows`.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[4, 4, 3])
+    >>> lay = layout(inst, "tight", upper=20)
+    >>> core_size(lay, 1), core_size(lay, 2)    # core_rows(lay, 2) has 11 rows, 51 entries
+    ((14, 0), (14, 51))
+    """
     L, _ = core_lengths(lay.instance, q)
     return (lay.slots + int(lay.instance.prompt.max()) + 1,
             int((lay.cols_per_group * np.maximum(L[lay.rep], 0)).sum()))
@@ -362,7 +457,15 @@ def core_size(lay: Layout, q: int) -> tuple[int, int]:
 
 def clique_rows(lay: Layout, ramps: _Ramps) -> list[RowBlock]:
     """Per disjunctive clique ``B`` (:func:`conflict_cliques`), at most one member runs at any
-    slot: ``sum_{i in B} sum_{k = tau - o_i}^{tau - 1} y[i, k] <= 1``."""
+    slot: ``sum_{i in B} sum_{k = tau - o_i}^{tau - 1} y[i, k] <= 1``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[8, 7, 2])
+    >>> lay = layout(inst, "tight+cuts", upper=40)   # requests 0 and 1 never overlap
+    >>> [(len(b.kinds), b.vals.size, b.kinds[0]) for b in clique_rows(lay, _ramps(lay))]
+    [(17, 157, 'clique0')]
+    """
     out = []
     for n, members in enumerate(conflict_cliques(lay.instance, lay.groups)):
         inside = np.isin(lay.col_group[ramps.jj], members)
@@ -373,7 +476,14 @@ def clique_rows(lay: Layout, ramps: _Ramps) -> list[RowBlock]:
 
 def clique_size(lay: Layout) -> tuple[int, int]:
     """Rows (at most one per slot and clique, at most 4 cliques) and non-zeros (the cliques
-    are disjoint: at most one per memory entry) of :func:`clique_rows`."""
+    are disjoint: at most one per memory entry) of :func:`clique_rows`.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[8, 7, 2])
+    >>> clique_size(layout(inst, "tight+cuts", upper=40))  # built: 17 rows, 157 entries
+    (68, 189)
+    """
     return 4 * lay.slots, memory_size(lay)[1]
 
 
@@ -490,7 +600,20 @@ def encode_starts(
     groups: list[NDArray[np.int64]],
     starts: NDArray[np.int64],
 ) -> NDArray[np.float64] | None:
-    """The column vector of a schedule's start slots (``None`` if a start is outside a window)."""
+    """The column vector of a schedule's start slots (``None`` if a start is outside a window).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[8, 8, 2])
+    >>> d = build_milp(inst, "tight", upper=30)      # requests 0 and 1 form group 0
+    >>> x = encode_starts(d.col_group, d.col_start, d.groups, np.array([0, 8, 0]))
+    >>> [(int(d.col_group[j]), int(d.col_start[j])) for j in np.flatnonzero(x)]
+    [(0, 0), (0, 8), (1, 0)]
+    >>> float(d.c @ x)                               # the schedule's TEL
+    26.0
+    >>> encode_starts(d.col_group, d.col_start, d.groups, np.array([0, 30, 0])) is None
+    True
+    """
     x = np.zeros(col_group.size)
     index = {(int(g), int(k)): j for j, (g, k) in enumerate(zip(col_group, col_start,
                                                                   strict=True))}
@@ -507,6 +630,14 @@ def decode_starts(data: MILPData, x: NDArray[np.float64], n: int) -> NDArray[np.
     """Start slot of every request from a (near-)integral solution ``x``.
 
     Requests of one group receive the group's starts in increasing order of index.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[8, 8, 2])
+    >>> d = build_milp(inst, "tight", upper=30)
+    >>> x = encode_starts(d.col_group, d.col_start, d.groups, np.array([8, 0, 0]))
+    >>> decode_starts(d, x, inst.n).tolist()      # identical requests: starts in index order
+    [0, 8, 0]
     """
     assert data.col_group is not None and data.col_start is not None
     counts = np.rint(x).astype(np.int64)

@@ -71,6 +71,13 @@ class SizeEstimate:
         models ``rows`` counts constraints, ``cols`` start variables and ``nnz`` intervals.
     bytes
         Estimated peak memory of build + solve.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> e = estimate(inst, "tight+cores", "highs", upper=30)
+    >>> e.rows, e.cols, e.nnz, e.to_dict()["size"]
+    (153, 35, 704, '64.2 MiB')
     """
 
     formulation: str
@@ -163,6 +170,16 @@ def fitting_alternatives(instance: Instance, budget: int, *, upper: float | None
     """The (formulation, solver) pairs whose estimate fits ``budget``, smallest first.
 
     CP-SAT's ``cp`` model comes first when it fits (it is the default and the smallest).
+
+    Examples
+    --------
+    With 100 kB above the fixed overhead only the CP models and the plain time-indexed
+    models on HiGHS or scipy fit:
+
+    >>> inst = Instance(memory=10, arrival=[0, 0, 1], prompt=[1, 2, 1], output=[4, 8, 3])
+    >>> [(e.formulation, e.solver) for e in fitting_alternatives(inst, BASE_BYTES + 100_000)]
+    [('cp', 'cpsat'), ('cp+cores', 'cpsat'), ('tight', 'highs'), ('tight', 'scipy'),
+     ('naive', 'highs'), ('naive', 'scipy')]
     """
     combos = [("cp", "cpsat"), ("cp+cores", "cpsat")]
     combos += [(f, b) for f in ("tight", "tight+cuts", "tight+cores", "naive")

@@ -109,6 +109,13 @@ class SearchResult:
         A valid lower bound on OPT.
     expanded, states
         Nodes expanded and states stored.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> res = state_search(inst, upper=10.0)
+    >>> res.status, res.objective, res.bound, res.expanded, res.states
+    ('optimal', 9.0, 9.0, 5, 6)
     """
 
     status: str
@@ -338,6 +345,16 @@ def state_search(instance: Instance, *, upper: float, time_limit: float | None =
         ``status="optimal"`` with ``objective`` and ``starts`` when a better schedule was
         found (it is optimal), or ``objective=None`` when none exists (``upper`` is optimal);
         otherwise a valid lower ``bound``.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> res = state_search(inst, upper=10.0)       # a schedule of TEL 10 is known
+    >>> res.status, res.objective, res.starts.tolist()
+    ('optimal', 9.0, [0, 0, 3])
+    >>> res = state_search(inst, upper=9.0)        # nothing beats 9: the incumbent is optimal
+    >>> res.status, res.objective, res.bound
+    ('optimal', None, 9.0)
     """
     dl = as_deadline(time_limit, deadline)
     instance.require_slotted()

@@ -74,7 +74,13 @@ def _count(name: str, value: Any, lo: int = 1) -> int:
 
 
 def arrival_rank(arrival: NDArray[Any]) -> NDArray[np.int64]:
-    """``rank[i]``: position of ``i`` in the order ``(arrival, id)``."""
+    """``rank[i]``: position of ``i`` in the order ``(arrival, id)``.
+
+    Examples
+    --------
+    >>> arrival_rank(np.array([3, 0, 3, 1])).tolist()   # equal arrivals: lower id first
+    [2, 0, 3, 1]
+    """
     n = arrival.shape[0]
     idx = np.lexsort((np.arange(n), arrival))
     rank = np.empty(n, dtype=np.int64)
@@ -103,7 +109,14 @@ def due_rank(instance: Instance) -> NDArray[np.int64]:
 
 
 def random_rank(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """A uniformly random tie-break rank (one draw per request per run)."""
+    """A uniformly random tie-break rank (one draw per request per run).
+
+    Examples
+    --------
+    >>> rank = random_rank(4, np.random.default_rng(0))
+    >>> rank.tolist(), sorted(rank.tolist())   # a permutation of 0 .. n-1
+    ([1, 2, 0, 3], [0, 1, 2, 3])
+    """
     rank = np.empty(n, dtype=np.int64)
     rank[rng.permutation(n)] = np.arange(n)
     return rank
@@ -120,7 +133,25 @@ def _clear_signature(st: SimState, ids: NDArray[np.int64]) -> tuple[int, int, in
 
 
 class Policy:
-    """Base class: no-op hooks; subclasses implement :meth:`decide`."""
+    """Base class: no-op hooks; subclasses implement :meth:`decide`.
+
+    Examples
+    --------
+    A policy that runs one request at a time (asked again at the next event: a completion
+    or an arrival):
+
+    >>> from kvopt.sim import simulate
+    >>> class Serial(Policy):
+    ...     name = "serial"
+    ...     def decide(self, st):
+    ...         if st.running.size:
+    ...             return Decision()
+    ...         return Decision(admit=st.waiting_ids()[:1])
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> r = simulate(tight, Serial())
+    >>> r.schedule.source, r.schedule.final_start(tight).tolist(), r.metrics.total_latency
+    ('sim:serial', [0, 3], 9.0)
+    """
 
     name = "policy"
     options: dict[str, Any]

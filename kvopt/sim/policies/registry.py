@@ -182,7 +182,21 @@ def declare_policy_options(name: str, target: Callable[..., Policy],
                            fixed: tuple[str, ...] = ()) -> None:
     """Say where policy ``name``'s factory forwards its ``**options`` (``target``, a policy
     class or function) and which of ``target``'s keywords it sets itself, so that
-    :func:`policy_options` (and the CLI's checks) see through the ``**kwargs``."""
+    :func:`policy_options` (and the CLI's checks) see through the ``**kwargs``.
+
+    Examples
+    --------
+    >>> from kvopt.sim.policies.greedy import GreedyPolicy
+    >>> def half_memory(inst, predictions, **options):
+    ...     return GreedyPolicy("half-memory", alpha=0.5, **options)
+    >>> register_policy("half-memory", half_memory)
+    >>> policy_options("half-memory") is None          # hidden behind **options
+    True
+    >>> declare_policy_options("half-memory", GreedyPolicy, fixed=("alpha",))
+    >>> sorted(policy_options("half-memory"))
+    ['beta', 'order', 'overflow', 'stall']
+    >>> del POLICIES["half-memory"], _FORWARDS["half-memory"]   # leave the registry as it was
+    """
     _FORWARDS[name] = (target, tuple(fixed))
 
 
@@ -251,6 +265,14 @@ class PolicyInfo:
         from) except ``vllm`` (``"recompute"``, vLLM's default). The future-memory family
         (MC-SF, Amax, Amin, ...) and GMAX are restart-only: their admission checks and
         goodput estimates model a run from its prompt.
+
+    Examples
+    --------
+    >>> info = policy_info("alpha-beta-clearing")
+    >>> info.randomized, info.may_livelock, info.modes
+    (True, True, ('restart', 'recompute', 'swap'))
+    >>> policy_info("hsf").offline, policy_info("amax").needs
+    (True, 'interval-upper')
     """
 
     randomized: bool = False
@@ -299,7 +321,23 @@ modes=('restart',))
 def register_policy(name: str, factory: Callable[..., Policy],
                     info: PolicyInfo | None = None) -> None:
     """Add a policy factory ``(instance, predictions, **options) -> policy`` to the registry,
-    with its metadata."""
+    with its metadata.
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.sim import simulate
+    >>> from kvopt.sim.policies.greedy import GreedyPolicy
+    >>> def half_memory(inst, predictions, **options):   # FCFS within half of M
+    ...     return GreedyPolicy("half-memory", alpha=0.5, **options)
+    >>> register_policy("half-memory", half_memory, PolicyInfo(modes=ALL_MODES))
+    >>> tight = Instance(memory=6, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> simulate(tight, "half-memory").schedule.final_start(tight).tolist()
+    [0, 3]
+    >>> policy_info("half-memory").modes
+    ('restart', 'recompute', 'swap')
+    >>> del POLICIES["half-memory"], POLICY_INFO["half-memory"]  # leave the registry as it was
+    """
     POLICIES[name] = factory
     if info is not None:
         POLICY_INFO[name] = info

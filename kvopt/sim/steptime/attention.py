@@ -56,6 +56,16 @@ class AttentionProfile:
     ``levels`` are the measured context lengths, ``table[i, B - 1]`` the decode time of ``B``
     sequences at ``levels[i]`` (``B`` = 1..128); ``prefill_a``, ``prefill_b`` the coefficients
     of ``a s^2 + b s``.
+
+    Examples
+    --------
+    >>> p = attention_profile("a100", "llama-2-7b", 1)
+    >>> p.levels.tolist(), p.max_batch
+    ([32.0, 256.0, 1024.0, 2048.0, 4032.0], 128)
+    >>> [round(float(t), 3) for t in p.decode_ms([1, 64, 256], [1024, 64 * 1024, 256 * 1024])]
+    [0.02, 0.593, 2.18]
+    >>> round(float(p.prefill_ms(2048, 2048**2)), 3)       # one 2048-token prompt, ms/layer
+    0.793
     """
 
     levels: NDArray[np.float64]
@@ -113,7 +123,17 @@ class AttentionProfile:
 def decode_levels(samples: list[tuple[int, int, float]], bmax: int = 128) -> tuple[
         NDArray[np.float64], NDArray[np.float64]]:
     """``(levels, table)`` of :class:`AttentionProfile` from ``(batch, context, ms)`` samples
-    (interpolation rules in the module docstring)."""
+    (interpolation rules in the module docstring).
+
+    Examples
+    --------
+    >>> levels, table = decode_levels([(1, 32, 0.02), (2, 32, 0.03), (1, 1024, 0.05),
+    ...                                (2, 1024, 0.09)], bmax=4)
+    >>> levels.tolist()
+    [32.0, 1024.0]
+    >>> table.round(4).tolist()       # batches 3 and 4 extrapolated along each level's line
+    [[0.02, 0.03, 0.04, 0.05], [0.05, 0.09, 0.13, 0.17]]
+    """
     by: dict[int, dict[int, float]] = {}
     for batch, kv, ms in samples:
         by.setdefault(int(kv), {})[int(batch)] = float(ms)
@@ -137,7 +157,14 @@ def decode_levels(samples: list[tuple[int, int, float]], bmax: int = 128) -> tup
 
 
 def prefill_coefficients(samples: list[tuple[int, float]]) -> tuple[float, float]:
-    """Least squares ``a s^2 + b s`` (ms per layer) through ``(s, ms)`` prefill samples."""
+    """Least squares ``a s^2 + b s`` (ms per layer) through ``(s, ms)`` prefill samples.
+
+    Examples
+    --------
+    >>> a, b = prefill_coefficients([(s, 1e-6 * s * s + 1e-3 * s) for s in (128, 512, 2048)])
+    >>> round(a * 1e6, 6), round(b * 1e3, 6)
+    (1.0, 1.0)
+    """
     s = np.array([x for x, _ in samples], dtype=np.float64)
     y = np.array([v for _, v in samples])
     coef, *_ = np.linalg.lstsq(np.stack([s * s, s], 1), y, rcond=None)
@@ -146,7 +173,16 @@ def prefill_coefficients(samples: list[tuple[int, float]]) -> tuple[float, float
 
 def attention_samples(family: str, model: str) -> dict[str, list[tuple[float, ...]]] | None:
     """The shipped samples ``{"decode": [(batch, context, ms)], "prefill": [(s, ms)]}`` of
-    ``<family>_<model>_attention_samples.csv``, or ``None`` if there is no such file."""
+    ``<family>_<model>_attention_samples.csv``, or ``None`` if there is no such file.
+
+    Examples
+    --------
+    >>> s = attention_samples("a100", "llama-2-7b")
+    >>> len(s["decode"]), len(s["prefill"]), s["decode"][0], s["prefill"][0]
+    (436, 6, (1, 32, 0.009), (80, 0.015))
+    >>> attention_samples("h100", "llama-2-7b") is None
+    True
+    """
     path = data_file("profiles", f"{family}_{model}_attention_samples.csv")
     if not path.is_file():
         return None

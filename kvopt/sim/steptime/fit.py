@@ -116,7 +116,15 @@ def fit_constants(rows: StepRows, base: StepTimeModel, *, suffix: str = "-fit",
 
 
 def fitted_constants(model: StepTimeModel) -> dict[str, float]:
-    """The free constants of a profiled / roofline model (physical form: ``bw_eff``, ``mfu``)."""
+    """The free constants of a profiled / roofline model (physical form: ``bw_eff``, ``mfu``).
+
+    Examples
+    --------
+    >>> fitted_constants(get_step_time("roofline-h100-llama2-7b-tp1"))
+    {'t0': 0.0005, 'c_seq': 0.0, 'mfu': 0.65, 'bw_eff': 0.7}
+    >>> fitted_constants(get_step_time("affine"))          # nothing to fit
+    {}
+    """
     spec = FIT_PARAMS.get(type(model), ())
     return {(n[4:] if n.startswith("inv_") else n): float(getattr(model, n[4:] if
                                                                   n.startswith("inv_") else n))
@@ -153,7 +161,21 @@ def split_rows(rows: StepRows, holdout: float, seed: int) -> tuple[NDArray[np.in
 
 @dataclass
 class FitResult:
-    """A fitted model with its errors on training and held-out rows."""
+    """A fitted model with its errors on training and held-out rows.
+
+    Examples
+    --------
+    >>> from kvopt.sim.steptime.measured import read_steps_csv
+    >>> rows = read_steps_csv(data_file("measured", "h100_llama_steps.csv"),
+    ...                       where={"model": "llama-2-7b"})
+    >>> res = fit_step_time(rows, "h100-llama2-7b-tp1-gpu", seed=0)
+    >>> res.base, res.model.name, res.train["all"]["n"], res.heldout["all"]["n"]
+    ('h100-llama2-7b-tp1-gpu', 'h100-llama2-7b-tp1-gpu-fit', 40, 13)
+    >>> {k: round(v, 3) for k, v in res.constants.items()}
+    {'overhead': 0.002, 'profile_scale': 0.971, 'bw_eff': 0.915, 'mfu': 0.208, 'c_seq': 0.0}
+    >>> sorted(res.to_dict())
+    ['base', 'base_heldout_error', 'constants', 'heldout_error', 'holdout', 'seed', 'train_error']
+    """
 
     model: StepTimeModel
     base: str
@@ -177,6 +199,18 @@ def fit_step_time(rows: StepRows, base: StepTimeModel | str, *, holdout: float =
 
     The returned model is the one fitted on the training rows only, so the held-out error is
     the error of that very model.
+
+    Examples
+    --------
+    >>> from kvopt.sim.steptime.measured import read_steps_csv
+    >>> rows = read_steps_csv(data_file("measured", "h100_llama_steps.csv"),
+    ...                       where={"model": "llama-2-7b"})
+    >>> res = fit_step_time(rows, "roofline-h100-llama2-7b-tp1-gpu", holdout=0.25, seed=0)
+    >>> res.model.name, len(rows), res.heldout["all"]["n"]
+    ('roofline-h100-llama2-7b-tp1-gpu-fit', 53, 13)
+    >>> # median |error| on the held-out rows: the base model, then the fitted one
+    >>> round(res.base_heldout["all"]["median_abs"], 2), round(res.heldout["all"]["median_abs"], 2)
+    (0.12, 0.02)
     """
     model = get_step_time(base)
     train, test = split_rows(rows, holdout, seed)
@@ -193,7 +227,20 @@ def fit_step_time(rows: StepRows, base: StepTimeModel | str, *, holdout: float =
 def cross_validate(rows: StepRows, base: StepTimeModel, folds: int = 5,
                    seed: int = 0) -> NDArray[np.float64]:
     """Seeded k-fold cross validation (folds stratified by kind): every row's prediction (ms)
-    by a model fitted without it."""
+    by a model fitted without it.
+
+    Examples
+    --------
+    >>> from kvopt.sim.steptime.measured import error_summary, read_steps_csv
+    >>> rows = read_steps_csv(data_file("measured", "h100_llama_steps.csv"),
+    ...                       where={"model": "llama-2-7b"})
+    >>> base = get_step_time("roofline-h100-llama2-7b-tp1-gpu")
+    >>> cv = cross_validate(rows, base, folds=5, seed=0)
+    >>> cv.shape, error_summary(rows.predict_ms(base), rows.ms)["median_abs"]
+    ((53,), 0.0703)
+    >>> round(error_summary(cv, rows.ms)["median_abs"], 2)      # every row predicted unseen
+    0.02
+    """
     rng = np.random.default_rng(seed)
     fold = np.zeros(len(rows), dtype=np.int64)
     for k in KINDS:
@@ -305,6 +352,18 @@ def calibrate_engine(sets: Sequence[str] = (ENGINE_CALIBRATION,),
     set: in-sample on ``sets``, out-of-sample on the others. Deterministic (no random
     choice). Returns the ``kvopt.engine_costs`` document that ``kvopt steptime
     calibrate-engine --out`` writes and :func:`kvopt.sim.steptime.load_engine_costs` reads.
+
+    Examples
+    --------
+    >>> doc = calibrate_engine(["splitwise-a100"], ["roofline"])
+    >>> c = doc["families"]["roofline"]["costs"]     # as in kvopt/data/engine/splitwise-a100.json
+    >>> round(c["step"] * 1e3, 2), round(c["seq"] * 1e3, 3), round(c["ar_rank_latency"] * 1e6, 1)
+    (3.22, 0.217, 24.2)
+    >>> for n, e in doc["families"]["roofline"]["errors"].items():   # median |relative error|
+    ...     print(n, e["in_sample"], round(e["pooled"]["all"]["median_abs"], 2))
+    splitwise-a100 True 0.06
+    splitwise-h100 False 0.18
+    splitwise-h100-pcap False 0.29
     """
     sets = list(dict.fromkeys(sets))
     cal = name or "+".join(sets)
@@ -331,7 +390,17 @@ def calibrate_engine(sets: Sequence[str] = (ENGINE_CALIBRATION,),
 def engine_transfer(family: str = "profiled",
                     sets: Sequence[str] = ENGINE_SETS) -> dict[str, Any]:
     """Calibrate on each serving-engine set alone and score every set (pooled and per setup
-    median absolute error): the diagonal is in-sample, the rest out-of-sample."""
+    median absolute error): the diagonal is in-sample, the rest out-of-sample.
+
+    Examples
+    --------
+    >>> t = engine_transfer("roofline", ("splitwise-a100", "splitwise-h100"))
+    >>> for row in t["rows"]:           # calibrated on, then median |error| on each set
+    ...     print(row["calibrated_on"], {n: round(e["median_abs"], 2)
+    ...                                  for n, e in row["tested"].items()})
+    splitwise-a100 {'splitwise-a100': 0.06, 'splitwise-h100': 0.18}
+    splitwise-h100 {'splitwise-a100': 0.12, 'splitwise-h100': 0.09}
+    """
     out: dict[str, Any] = {"family": family, "rows": []}
     for cal in sets:
         doc = calibrate_engine([cal], [family])["families"][family]
@@ -362,6 +431,15 @@ def validate(sets: Sequence[str] | None = None, *, fit: bool = False, folds: int
     costs; ``engine_in_sample`` says whether the set is the one they were calibrated on).
     With any serving-engine set, ``engine_transfer`` holds :func:`engine_transfer` per family.
     Returns a JSON-ready dict with per-row predictions for plots.
+
+    Examples
+    --------
+    >>> v = validate(["h100-steps"])
+    >>> for st in v["sets"][0]["setups"]:
+    ...     print(st["setup"], st["n"], [(m["family"], m["default"]["all"]["median_abs"])
+    ...                                  for m in st["models"]])
+    h100 llama2-7b tp1 53 [('profiled-gpu', 0.0149), ('roofline-gpu', 0.0703)]
+    h100 llama2-70b tp2 shard 57 [('profiled-gpu', 0.0696), ('roofline-gpu', 0.0529)]
     """
     names = list(MEASUREMENT_SETS) if not sets else list(sets)
     for n in names:

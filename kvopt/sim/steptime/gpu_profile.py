@@ -42,7 +42,14 @@ MIXED_POINTS = ((128, 32, 1024), (512, 32, 1024), (512, 128, 512), (1024, 16, 20
 
 @dataclass(frozen=True)
 class GridPoint:
-    """One batch: a prompt of ``prefill`` tokens plus ``batch`` decodes at ``context``."""
+    """One batch: a prompt of ``prefill`` tokens plus ``batch`` decodes at ``context``.
+
+    Examples
+    --------
+    >>> p = GridPoint("mixed", prefill=512, batch=32, context=1024)
+    >>> p.tokens, p.kv          # 512 + 32 tokens; 32 * (1024 + 1) KV tokens read
+    (544, 32800)
+    """
 
     kind: str
     prefill: int
@@ -160,7 +167,15 @@ def write_steps_csv(path: str | os.PathLike[str], records: Iterable[dict[str, An
 
 
 def point_record(p: GridPoint, model: str, times_ms: Sequence[float]) -> dict[str, Any]:
-    """A CSV record for ``p`` from its timed replays (ms): median, 10th and 90th percentile."""
+    """A CSV record for ``p`` from its timed replays (ms): median, 10th and 90th percentile.
+
+    Examples
+    --------
+    >>> rec = point_record(GridPoint("decode", 0, 8, 1024), "llama-2-7b",
+    ...                    [7.0, 7.2, 7.1, 7.4, 9.0])
+    >>> rec["kind"], rec["tokens"], rec["kv"], rec["ms_median"], rec["ms_p10"], rec["ms_p90"]
+    ('decode', 8, 8200, 7.2, 7.04, 8.36)
+    """
     import numpy as np
 
     t = np.asarray(times_ms, dtype=np.float64)
@@ -250,7 +265,18 @@ def profile_gpu(model: str = "llama-2-7b", tp: int = 1, grid: str = "quick",
                 repeats: int = 30, warmup: int = 5, kv_budget_bytes: float = 32 * 2**30,
                 points: Sequence[GridPoint] | None = None,
                 log: IO[str] | None = None) -> list[dict[str, Any]]:
-    """Time every grid point on this machine's GPU (CUDA graphs); CSV records."""
+    """Time every grid point on this machine's GPU (CUDA graphs); CSV records.
+
+    Examples
+    --------
+    On a CUDA machine, ``profile_gpu("llama-2-7b", grid="quick")`` times the quick grid. The
+    arguments are checked before PyTorch is needed:
+
+    >>> profile_gpu("llama-2-13b")
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --model: must be one of ['llama-2-70b', \
+'llama-2-7b'], got 'llama-2-13b'
+    """
     config = MODEL_CONFIGS.get(model)
     if config is None:
         raise UsageError("--model", f"must be one of {sorted(MODEL_CONFIGS)}, got {model!r}")
@@ -311,5 +337,15 @@ def profile_gpu(model: str = "llama-2-7b", tp: int = 1, grid: str = "quick",
 
 
 def profile_to_csv(path: str | os.PathLike[str], **kwargs: Any) -> int:
-    """:func:`profile_gpu` then :func:`write_steps_csv`; returns the number of rows."""
+    """:func:`profile_gpu` then :func:`write_steps_csv`; returns the number of rows.
+
+    Examples
+    --------
+    On a CUDA machine, ``profile_to_csv("my-gpu.csv", model="llama-2-7b")`` writes the file
+    ``kvopt steptime fit`` reads. Bad arguments fail before anything is timed or written:
+
+    >>> profile_to_csv("my-gpu.csv", model="llama-2-7b", repeats=1)
+    Traceback (most recent call last):
+    kvopt.core.errors.UsageError: invalid --repeats: must be >= 3, got 1
+    """
     return write_steps_csv(path, profile_gpu(**kwargs))

@@ -169,7 +169,17 @@ class StepRows:
 def read_steps_csv(path: str | os.PathLike[str] | Traversable,
                    where: Mapping[str, str] | None = None) -> StepRows:
     """Read measured steps (columns in the module docstring); ``where`` keeps the rows whose
-    named columns equal the given values. Raises :class:`UsageError` naming the column."""
+    named columns equal the given values. Raises :class:`UsageError` naming the column.
+
+    Examples
+    --------
+    >>> rows = read_steps_csv(data_file("measured", "h100_llama_steps.csv"),
+    ...                       where={"model": "llama-2-7b"})
+    >>> len(rows), sorted(set(rows.kind.tolist())), sorted(rows.extra)
+    (53, ['decode', 'mixed', 'prefill'], ['context', 'model', 'ms_p10', 'ms_p90', 'tokens'])
+    >>> rows.prefill[:3].tolist(), rows.ms[:3].tolist()       # prompts of 16, 64, 128 tokens
+    ([16, 64, 128], [7.2751, 7.4328, 7.7495])
+    """
     p = path if isinstance(path, Traversable) else Path(path)
     if not p.is_file():
         raise UsageError("MEASUREMENTS", f"no such file: {path}")
@@ -239,6 +249,14 @@ class Setup:
     ``gpu_models`` are the GPU-time models per family (``profiled``, ``roofline``): the bases
     engine costs are calibrated against (:func:`calibrate_engine`); ``tp`` and ``config`` the
     measured setup.
+
+    Examples
+    --------
+    >>> st = MEASUREMENT_SETS["h100-steps"]().setups[0]
+    >>> st.label, st.tp, st.config.name, len(st.rows)
+    ('h100 llama2-7b tp1', 1, 'llama-2-7b', 53)
+    >>> sorted(st.models), sorted(st.gpu_models)
+    (['h100-llama2-7b-tp1-gpu', 'roofline-h100-llama2-7b-tp1-gpu'], ['profiled', 'roofline'])
     """
 
     label: str
@@ -251,7 +269,16 @@ class Setup:
 
 @dataclass
 class StepSet:
-    """A shipped measurement set: setups plus the rows left out (with reasons)."""
+    """A shipped measurement set: setups plus the rows left out (with reasons).
+
+    Examples
+    --------
+    >>> ss = MEASUREMENT_SETS["splitwise-a100"]()
+    >>> ss.name, ss.source, [st.tp for st in ss.setups], len(ss.excluded)
+    ('splitwise-a100', 'splitwise_perf_model.csv', [2, 4, 8], 1)
+    >>> ss.excluded[0]["config"], ss.excluded[0]["reason"]
+    ('prompt 512 x batch 64', 'below the physical floor (peak FLOPs / HBM)')
+    """
 
     name: str
     source: str

@@ -14,7 +14,15 @@ from numpy.typing import ArrayLike, NDArray
 
 
 def read_csv_rows(path: Traversable | Path) -> list[dict[str, str]]:
-    """All rows of a CSV file (shipped data or a user's file) as dicts of strings."""
+    """All rows of a CSV file (shipped data or a user's file) as dicts of strings.
+
+    Examples
+    --------
+    >>> from kvopt.core.io import data_file
+    >>> rows = read_csv_rows(data_file("profiles", "a100_llama-2-7b_attention_samples.csv"))
+    >>> len(rows), rows[0]["kind"], rows[0]["batch_size"], rows[0]["attn_ms_median"]
+    (442, 'decode', '1', '0.009')
+    """
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
 
 
@@ -57,6 +65,16 @@ class GPUSpec:
     A100 80GB SXM4: 312 TFLOPS dense BF16/FP16, 2,039 GB/s HBM2e, NVLink 600 GB/s.
     H100 80GB SXM5 (:data:`H100`): 989 TFLOPS dense BF16, 3,350 GB/s HBM3, NVLink 900 GB/s.
     ``family`` names the operator / all-reduce profiles to read (``a100`` or ``h100``).
+
+    Examples
+    --------
+    >>> GPUSpec().name, H100.family
+    ('a100-80gb-sxm', 'h100')
+
+    The roofline ridge points (FLOPs per HBM byte above which a kernel is compute-bound):
+
+    >>> round(A100.peak_flops / A100.hbm_bandwidth), round(H100.peak_flops / H100.hbm_bandwidth)
+    (153, 295)
     """
 
     name: str = "a100-80gb-sxm"
@@ -69,7 +87,15 @@ class GPUSpec:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Transformer shape (Llama-2 family, bf16 weights and KV cache)."""
+    """Transformer shape (Llama-2 family, bf16 weights and KV cache).
+
+    Examples
+    --------
+    >>> LLAMA2_70B.head_dim, LLAMA2_70B.kv_bytes_per_token_layer, LLAMA2_70B.kv_bytes_per_token
+    (128, 4096, 327680)
+    >>> LLAMA2_7B.kv_bytes_per_token            # no grouped-query attention: 32 KV heads
+    524288
+    """
 
     name: str
     n_layers: int
@@ -106,7 +132,17 @@ MODEL_CONFIGS = {c.name: c for c in (LLAMA2_70B, LLAMA2_7B)}
 
 
 class StepTimeModel(Protocol):
-    """Duration (seconds, or slots for ``unit``) of batches described by their statistics."""
+    """Duration (seconds, or slots for ``unit``) of batches described by their statistics.
+
+    Examples
+    --------
+    Any object with these members is a step-time model, e.g. the shipped ones:
+
+    >>> for m in (UnitStepTime(), AffineStepTime()):     # an empty batch, then 8 decodes
+    ...     print(m.name, batch_time(m, decode=[0, 8], kv=[0, 8000]).round(4).tolist())
+    unit [1.0, 1.0]
+    affine [0.0, 0.041]
+    """
 
     @property
     def name(self) -> str:

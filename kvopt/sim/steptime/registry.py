@@ -142,7 +142,18 @@ def model_from_dict(doc: dict[str, Any]) -> StepTimeModel:
 def save_step_time(model: StepTimeModel, path: str | os.PathLike[str],
                    extra: dict[str, Any] | None = None) -> None:
     """Write ``model`` as a ``kvopt.steptime`` JSON file (atomically); ``extra`` (e.g. the fit
-    report) is stored beside it under ``"fit"``."""
+    report) is stored beside it under ``"fit"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "model.json"
+    ...     save_step_time(AffineStepTime(c0=0.03), path, extra={"note": "demo"})
+    ...     doc = json.loads(path.read_text())
+    >>> doc["schema"], doc["model"]["type"], doc["model"]["params"]["c0"], doc["fit"]
+    ('kvopt.steptime', 'affine', 0.03, {'note': 'demo'})
+    """
     from kvopt.core.io import write_json
 
     to_dict = getattr(model, "to_dict", None)
@@ -155,7 +166,20 @@ def save_step_time(model: StepTimeModel, path: str | os.PathLike[str],
 
 
 def load_step_time(path: str | os.PathLike[str]) -> StepTimeModel:
-    """Read a model written by :func:`save_step_time` (``kvopt steptime fit --out``)."""
+    """Read a model written by :func:`save_step_time` (``kvopt steptime fit --out``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kvopt.sim.steptime import batch_time
+    >>> m = get_step_time("h100-llama2-7b-tp1-gpu")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_step_time(m, Path(d) / "m.json")
+    ...     m2 = load_step_time(Path(d) / "m.json")
+    >>> same = batch_time(m2, decode=8, kv=8000) == batch_time(m, decode=8, kv=8000)
+    >>> m2.name, type(m2).__name__, bool(same.all())
+    ('h100-llama2-7b-tp1-gpu', 'ProfiledStepTime', True)
+    """
     try:
         doc = json.loads(Path(path).read_text())
     except OSError as exc:
