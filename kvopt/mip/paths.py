@@ -174,6 +174,9 @@ def check_tel(instance: Instance, objective: str) -> None:
     objective | the TEL formulations do not model a batch limit (instance max_batch);
     use objective='goodput' or drop max_batch
     """
+    if objective == "goodput":  # (kvopt.mip.solve sends it to the goodput model first)
+        raise UsageError("objective", "the TEL formulations do not model goodput; "
+                         "kvopt.mip.goodput.solve_goodput solves it")
     if objective != "tel":
         raise UsageError("objective", f"must be 'tel' or 'goodput', got {objective!r}")
     if instance.max_batch is not None:
