@@ -93,6 +93,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                          f"({obj:g}): proven optimal (--lp exact or --intervals "
                          "S computes the LP anyway)")
         mode = "none"
+
     def intervals(seconds: float) -> str | None:  # the lag-interval LP, timed
         t2 = time.perf_counter()
         status = _interval_phase(inst, seconds, budget, best["objective"], bounds, skipped,

@@ -56,14 +56,13 @@ from kvopt.sim.serving import (
     first_block_overflow,
     swap_seconds_per_token,
 )
-from kvopt.sim.state import PolicyProtocol, SimState
+from kvopt.sim.state import _EMPTY, PolicyProtocol, SimState
 from kvopt.sim.steptime import StepTimeModel, UnitStepTime
 
 __all__ = ["Decision", "EngineConfig", "EngineResult", "LivelockError", "PolicyError",
            "PolicyProtocol", "SimState", "SimulationError", "WaitQueue", "evictions_to_cover",
            "run_engine"]
 
-_EMPTY = np.zeros(0, dtype=np.int64)
 _TIME_EPS = 1e-9
 
 
