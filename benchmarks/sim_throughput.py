@@ -24,6 +24,8 @@ Usage::
     python benchmarks/sim_throughput.py --cli-only --baseline b7e02ee   # the CLI, before/after
     python benchmarks/sim_throughput.py --cli-only --only noise --min-requests 19366 \
         --baseline 7aa92de       # noisy MC-SF and Amin on the trace itself, before / after
+    python benchmarks/sim_throughput.py --cli-only --only trail --min-requests 19366 \
+        --baseline d1a03ba       # TRAIL (refined ranks) on the trace itself, before / after
 """
 
 from __future__ import annotations
@@ -134,6 +136,10 @@ CLI_CONFIGS = [
      ["--policy", "vllm", "--option", "block_size=4", "--step-time", "a100-llama2-70b-tp2"]),
     ("fcfs recompute, a100-llama2-70b-tp2", ["--policy", "fcfs", "--preemption", "recompute",
                                              "--step-time", "a100-llama2-70b-tp2"]),
+    ("*trail (C = 0.8, refined), recompute, a100-llama2-70b-tp2",
+     ["--policy", "trail", "--preemption", "recompute", "--step-time", "a100-llama2-70b-tp2"]),
+    ("*trail (C = 0.8, refined), restart, a100-llama2-70b-tp2",
+     ["--policy", "trail", "--step-time", "a100-llama2-70b-tp2"]),
 ]
 
 

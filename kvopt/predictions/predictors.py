@@ -245,7 +245,9 @@ class RefreshCache:
         True output length of every request (indexed by request id).
     ahead
         Refreshes computed per request at a time (the table holds ``n * ahead`` floats;
-        default: 32, fewer for more than 2^16 requests, at least 1).
+        default: 256, fewer for more than 2^13 requests, so that the table holds at most 2^21
+        floats, 16 MB; at least 1). A call for one request costs about as much for 256
+        refreshes as for 32, so a longer table means fewer calls.
 
     Examples
     --------
@@ -263,7 +265,7 @@ class RefreshCache:
         self.output = np.asarray(output)
         n = self.output.shape[0]
         self.every = int(predictor.every)
-        self.ahead = (max(1, min(32, (1 << 21) // max(n, 1))) if ahead is None
+        self.ahead = (max(1, min(256, (1 << 21) // max(n, 1))) if ahead is None
                       else int(ahead))
         if self.ahead < 1:
             raise UsageError("ahead", f"must be >= 1, got {ahead}")

@@ -124,6 +124,24 @@ def _rank_key(x: NDArray[np.float64]) -> NDArray[np.int64]:
     return np.floor(np.asarray(x, dtype=np.float64) * 1024.0).astype(np.int64)
 
 
+def _head(queue: WaitQueue, rank: NDArray[np.float64]) -> tuple[int, float]:
+    """The head of ``queue`` and its rank, or ``(-1, 0.0)`` when it is empty.
+
+    Examples
+    --------
+    >>> q = WaitQueue(np.arange(3))
+    >>> _head(q, np.array([4.0, 2.5, 1.0]))
+    (-1, 0.0)
+    >>> q.push(np.array([0, 1]), np.array([4, 2]))
+    >>> _head(q, np.array([4.0, 2.5, 1.0]))
+    (1, 2.5)
+    """
+    if not len(queue):
+        return -1, 0.0
+    h = queue.peek()
+    return h, float(rank[h])
+
+
 class RankPolicy(Policy):
     """TRAIL: SPRPT with limited preemption under the memory limit (module docstring).
 
@@ -209,6 +227,7 @@ class RankPolicy(Policy):
         evict: list[int] = []
         preempted: list[int] = []
         prank: list[float] = []  # their ranks
+        gone: list[int] = []  # their positions in the running set
         admit: list[int] = []
         used = 0
         npred = 0
@@ -223,17 +242,17 @@ class RankPolicy(Policy):
             tie = self.rank[run]
             # 1. overflow: the running requests, by rank, must fit M at t+1; the worst go
             #    (non-preemptable ones too: someone must) and may restart at once
-            if self.age_mode == "attained":  # locked first, oldest run first: progress
-                sr = st.start[run]
-                order = np.lexsort((tie, sr, np.where(locked, 0.0, rk), np.where(locked, sr, 0),
-                                    ~locked))
-            else:  # the paper's rank: -inf once locked, so a preemptable run always goes
-                #    first (issue 23); among locked runs, as among preemptable ones, the worst
-                #    r - a goes (then the latest started)
-                order = np.lexsort((tie, st.start[run], rk, ~locked))
-            cum = np.cumsum(contrib[order])
-            k = int(np.searchsorted(cum, M, side="right"))
-            if k < order.size:
+            if int(contrib.sum()) > M:  # (else nothing overflows: skip the sort)
+                if self.age_mode == "attained":  # locked first, oldest run first: progress
+                    sr = st.start[run]
+                    order = np.lexsort((tie, sr, np.where(locked, 0.0, rk), np.where(locked, sr, 0),
+                                        ~locked))
+                else:  # the paper's rank: -inf once locked, so a preemptable run always goes
+                    #    first (issue 23); among locked runs, as among preemptable ones, the worst
+                    #    r - a goes (then the latest started)
+                    order = np.lexsort((tie, st.start[run], rk, ~locked))
+                cum = np.cumsum(contrib[order])
+                k = int(np.searchsorted(cum, M, side="right"))  # < run.shape[0]
                 over = run[order[k:]]
                 self.stats["overflow_evictions"] += int(over.size)
                 evict.extend(over.tolist())
@@ -255,30 +274,37 @@ class RankPolicy(Policy):
             prk = rk[pi].tolist()
             pids = run[pi].tolist()
             pc = contrib[pi].tolist()
-            wr = self.wrank  # the waiting requests' ranks
-            blocked = False
-            j = 0
-            npre = len(pids)
-            while j < npre or (not blocked and len(queue)):
-                if j < npre and (blocked or not len(queue) or prk[j] <= wr[queue.peek()]):
-                    if used + pc[j] <= M and count < B:
-                        used += pc[j]
+            ppos = pi.tolist()  # positions in run
+            head, hr = _head(queue, self.wrank)  # -1: none left to admit (or blocked)
+            for j, rj in enumerate(prk):
+                # the waiting requests ranked before running request j come first
+                while head >= 0 and not rj <= hr:
+                    need = int(s[head] + (back[head] if head in back else kept[head])) + 1
+                    if used + need <= M and count < B:
+                        queue.pop()
+                        admit.append(head)
+                        used += need
                         count += 1
+                        head, hr = _head(queue, self.wrank)
                     else:
-                        preempted.append(pids[j])
-                        prank.append(prk[j])
-                        self.stats["preemptions"] += 1
-                    j += 1
-                    continue
-                w = queue.peek()
-                need = int(s[w] + (back[w] if w in back else kept[w])) + 1
-                if used + need <= M and count < B:
-                    queue.pop()
-                    admit.append(w)
-                    used += need
+                        head = -1  # blocked: it waits, and so do the later ones
+                if used + pc[j] <= M and count < B:
+                    used += pc[j]
                     count += 1
                 else:
-                    blocked = True
+                    preempted.append(pids[j])
+                    prank.append(rj)
+                    gone.append(ppos[j])
+                    self.stats["preemptions"] += 1
+            while head >= 0:  # then the rest of the queue, until one does not fit
+                need = int(s[head] + (back[head] if head in back else kept[head])) + 1
+                if used + need > M or count >= B:
+                    break
+                queue.pop()
+                admit.append(head)
+                used += need
+                count += 1
+                head, hr = _head(queue, self.wrank)
         else:
             while len(queue):
                 w = queue.peek()
@@ -299,20 +325,28 @@ class RankPolicy(Policy):
             self.attained[ev_all] += t - st.start[ev_all]
         adm = np.asarray(admit, dtype=np.int64)
         if self.predictor is not None:
-            ev = int(self.predictor.every)
-            if run.shape[0]:
+            if gone:  # (the preempted requests predict no more)
                 keep = np.ones(run.shape[0], dtype=bool)
-                if preempted:
-                    keep = ~np.isin(run, np.asarray(preempted, dtype=np.int64))
-                # refreshes at this decision (age a positive multiple of `every`), the next one
-                npred = int(((age % ev == 0) & (age > 0) & keep).sum())
-                if keep.any():
-                    wake = int((st.start[run[keep]] + ev * (age[keep] // ev + 1)).min())
-            if adm.size:
-                npred += int(adm.size)  # the initial prediction of each started request
-                wake = t + ev if wake is None else min(wake, t + ev)
+                keep[gone] = False
+                run, age = run[keep], age[keep]
+            npred, wake = self._refreshes(st, run, age, adm.size)
         return Decision(evict=np.asarray(evict, dtype=np.int64) if evict else None,
                         admit=adm, wake=wake, predictions=npred)
+
+    def _refreshes(self, st: SimState, run: NDArray[np.int64], age: NDArray[np.int64],
+                   started: int) -> tuple[int, int | None]:
+        """The predictions made at this decision, and the slot of the next refresh: the
+        requests ``run`` that keep running (at ``age``) refresh when their age is a positive
+        multiple of the predictor's ``every``; each of the ``started`` ones makes its initial
+        prediction."""
+        assert self.predictor is not None
+        ev = int(self.predictor.every)
+        npred = int(((age % ev == 0) & (age > 0)).sum())
+        wake = int((st.start[run] + ev * (age // ev + 1)).min()) if run.shape[0] else None
+        if started:
+            npred += started
+            wake = st.t + ev if wake is None else min(wake, st.t + ev)
+        return npred, wake
 
 
 class KeyGreedyPolicy(GreedyPolicy):

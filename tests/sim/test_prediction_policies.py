@@ -81,6 +81,24 @@ def test_srpt_preempts_only_for_better_requests():
     assert simulate(inst, "spjf", predictions="exact").schedule.num_evictions == 0
 
 
+def test_a_waiting_request_that_does_not_fit_blocks_the_later_ones():
+    """SPRPT's merge of the running and the waiting requests, worked by hand (M = 12, exact
+    ranks = remaining lengths, restart). A (s 1, o 3) and R (s 1, o 10) start at 0.
+    At 1, W1 (s 9, o 2, rank 2) and W2 (s 1, o 4, rank 4) arrive: A (rank 2, running first
+    on the tie) keeps 3 tokens, W1 needs 10 and does not fit, so W2 waits too although it
+    would fit (no backfill; with backfill W2 would start at 1); R (rank 9) keeps its memory.
+    At 3 A is done: W1 and W2 (ranks 2, 4 < R's 7) take 10 + 2 = 12 and R is preempted.
+    At 4 W1 (11) and W2 (3) overflow M: W2, the worse rank, goes, and waits behind W1's 11.
+    At 5 W1 is done; W2 (rank 4) and R (rank 10 again: restart) start."""
+    inst = Instance(memory=12, arrival=[0, 0, 1, 1], prompt=[1, 1, 9, 1], output=[3, 10, 2, 4])
+    for policy, kw in (("sprpt", {"predictions": "exact"}), ("srpt", {}),
+                       ("trail", {"predictions": "exact", "refine": False, "C": math.inf})):
+        s = simulate(inst, policy, **kw).schedule
+        assert s.final_start(inst).tolist() == [0, 5, 3, 5], policy
+        assert (s.num_evictions, s.run_request.tolist(), s.run_start.tolist()) == (
+            2, [1, 3, 0, 2, 3, 1], [0, 3, 0, 3, 5, 5]), policy
+
+
 def test_preempted_request_waits_with_its_remaining_rank_when_it_keeps_its_tokens():
     """Issue 21: A (o = 10) is preempted at age 7 for B (o = 2); D (o = 5) arrives at 8.
     With restart A lost its run and waits with rank 10, so D starts first; with recompute and
