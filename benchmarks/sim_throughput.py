@@ -26,6 +26,8 @@ Usage::
         --baseline 7aa92de       # noisy MC-SF and Amin on the trace itself, before / after
     python benchmarks/sim_throughput.py --cli-only --only trail --min-requests 19366 \
         --baseline d1a03ba       # TRAIL (refined ranks) on the trace itself, before / after
+    python benchmarks/sim_throughput.py --cli-only --only tie --min-requests 19366 \
+        --baseline d1a03ba       # TIE, the same
 """
 
 from __future__ import annotations
@@ -140,6 +142,8 @@ CLI_CONFIGS = [
      ["--policy", "trail", "--preemption", "recompute", "--step-time", "a100-llama2-70b-tp2"]),
     ("*trail (C = 0.8, refined), restart, a100-llama2-70b-tp2",
      ["--policy", "trail", "--step-time", "a100-llama2-70b-tp2"]),
+    ("*tie (log-t, adaptive beta), restart, a100-llama2-70b-tp2",
+     ["--policy", "tie", "--step-time", "a100-llama2-70b-tp2"]),
 ]
 
 
