@@ -514,9 +514,14 @@ class TiePolicy(KeyGreedyPolicy):
         return LogNormal(self.mu[ids], self.sigma[ids])
 
     def scores(self, ids: NDArray[np.int64], beta: float) -> NDArray[np.float64]:
-        """``E + beta CVaR`` of the predicted distributions of ``ids``."""
-        d = self._dist(ids)
-        return np.asarray(d.score(beta, self.cvar_alpha, self.xmax[ids], self.mode))
+        """``E + beta CVaR`` of the predicted distributions of ``ids`` (after :meth:`reset`,
+        which computes every request's ``E`` and ``CVaR``)."""
+        mean, cvar = self.moments
+        if beta == 0:
+            return mean[ids]
+        c = (cvar[ids] if cvar is not None  # (none computed for a policy with beta = 0)
+             else self._dist(ids).truncated_cvar(self.cvar_alpha, self.xmax[ids], self.mode))
+        return mean[ids] + beta * c
 
     def _moments(self, n: int, block: int = 256) -> tuple[NDArray[np.float64],
                                                           NDArray[np.float64] | None]:
@@ -536,8 +541,7 @@ class TiePolicy(KeyGreedyPolicy):
     def arrival_keys(self, st: SimState, ids: NDArray[np.int64]) -> NDArray[np.int64]:
         beta = (adaptive_beta(len(self.queue), self.batch_size)
                 if self.cvar_beta == "adaptive" else float(self.cvar_beta))
-        mean, cvar = self.moments
-        sc = mean[ids] if beta == 0 or cvar is None else mean[ids] + beta * cvar[ids]
+        sc = self.scores(ids, beta)
         self.score[ids] = sc
         self.beta_used[ids] = beta
         key = np.log(np.maximum(sc, 1e-300))
