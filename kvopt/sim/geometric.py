@@ -166,14 +166,15 @@ class GeometricPolicy(Policy):
         run = st.running
         ev = None
         if not self.clairvoyant and run.shape[0]:
-            cut = run[t - st.start[run] >= self.cap[run]]
+            used_up = t - st.start[run] >= self.cap[run]
+            cut = run[used_up]
             if cut.shape[0]:  # slice used up without completing: restart in the next phase
                 ev = cut
                 self.phase[cut] += 1
                 self.stats["restarts"] += int(cut.shape[0])
                 self.stats["phases"] = max(self.stats["phases"], int(self.phase[cut].max()))
                 self.queue.push(cut, self.phase[cut])
-                run = run[~np.isin(run, cut)]
+                run = run[~used_up]
         if self.pipeline:
             self.credit = min(float(M), self.credit + M * (t - self.t_credit))
         self.t_credit = t
