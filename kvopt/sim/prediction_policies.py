@@ -229,7 +229,7 @@ class RankPolicy(Policy):
         prank: list[float] = []  # their ranks
         gone: list[int] = []  # their positions in the running set
         admit: list[int] = []
-        used = 0
+        used = count = 0  # memory at t+1 and requests in the next batch (limit B)
         npred = 0
         wake = None
         age = _EMPTY
@@ -266,7 +266,7 @@ class RankPolicy(Policy):
                 contrib, locked, tie = contrib[keep], locked[keep], tie[keep]
             # 2. non-preemptable requests keep their memory
             used = int(contrib[locked].sum())
-            count = int(locked.sum())  # requests in the next batch (limit st.B)
+            count = int(locked.sum())
             # 3. preemptable running merged with the waiting queue by rank (running first
             #    on ties); a waiting request that does not fit blocks the later ones
             pi = np.flatnonzero(~locked)
@@ -296,24 +296,17 @@ class RankPolicy(Policy):
                     prank.append(rj)
                     gone.append(ppos[j])
                     self.stats["preemptions"] += 1
-            while head >= 0:  # then the rest of the queue, until one does not fit
-                need = int(s[head] + (back[head] if head in back else kept[head])) + 1
-                if used + need > M or count >= B:
-                    break
-                queue.pop()
-                admit.append(head)
-                used += need
-                count += 1
-                head, hr = _head(queue, self.wrank)
         else:
-            while len(queue):
-                w = queue.peek()
-                need = int(s[w] + (back[w] if w in back else kept[w])) + 1
-                if used + need > M or len(admit) >= B:
-                    break
-                queue.pop()
-                admit.append(w)
-                used += need
+            head, hr = _head(queue, self.wrank)
+        while head >= 0:  # then the rest of the queue, until one does not fit
+            need = int(s[head] + (back[head] if head in back else kept[head])) + 1
+            if used + need > M or count >= B:
+                break
+            queue.pop()
+            admit.append(head)
+            used += need
+            count += 1
+            head, hr = _head(queue, self.wrank)
         if preempted:
             ev_ids = np.asarray(preempted, dtype=np.int64)
             if self.keep_rank:
