@@ -20,6 +20,9 @@ from kvopt.core.schedule import Schedule
 
 _MAX = np.maximum.reduce
 
+#: Scan orders of :func:`mcsf_starts`: MC-SF, MC-Benchmark, and memory-time volume first.
+MCSF_ORDERS = ("shortest", "arrival", "volume")
+
 
 def predicted_profile(
     t: int,
@@ -130,23 +133,43 @@ def mcsf_starts(
 
     A plain slot-by-slot implementation used as the MIP warm start and as a reference.
     With ``pred >= output`` (default ``pred = output``) the schedule never exceeds M.
-    Ties among equal keys are broken by ``(arrival, index)``. Past ``deadline`` it raises
-    :class:`~kvopt.core.limits.DeadlineExpired` (a warm start under a time limit: the full
-    Azure trace in 0.05 s slots takes ~2 minutes).
+    ``order`` is the scan order of the waiting requests: ``"shortest"`` (MC-SF: predicted
+    length), ``"arrival"`` (MC-Benchmark) or ``"volume"``: the predicted memory-time volume
+    ``q s + q (q + 1) / 2`` (:func:`kvopt.core.stability.lifetime_token_steps`), shortest
+    processing first on the resource that binds. On the first 2000 Azure requests in
+    0.05 s slots, where prompts (mean 1105 tokens) outweigh outputs (mean 265), the volume
+    order's schedule has a 5.6 % lower total latency than MC-SF's (``reports/mip/README.md``
+    §10.7). Ties among equal keys are broken by ``(arrival, index)``. Past ``deadline`` it
+    raises :class:`~kvopt.core.limits.DeadlineExpired` (a warm start under a time limit: the
+    full Azure trace in 0.05 s slots takes ~2 minutes).
 
     Examples
     --------
     >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
     >>> mcsf_starts(inst).tolist()
     [0, 0]
+
+    A short request with a long prompt (volume 7 + 8 = 15) holds more memory-time than a
+    longer one with a short prompt (2 + 3 + 4 = 9), so the volume order starts the other one
+    first:
+
+    >>> inst = Instance(memory=8, arrival=[0, 0], prompt=[6, 1], output=[2, 3])
+    >>> mcsf_starts(inst).tolist(), mcsf_starts(inst, order="volume").tolist()
+    ([0, 2], [3, 0])
     """
+    from kvopt.core.stability import lifetime_token_steps
+
     if not instance.is_slotted:
         raise UsageError("time_unit", "mcsf_starts needs a slotted instance (time_unit='step')")
+    if order not in MCSF_ORDERS:
+        raise UsageError("order", f"must be one of {', '.join(MCSF_ORDERS)}, got {order!r}")
     n = instance.n
     s, o, a = instance.prompt, instance.output, instance.arrival
     q = o if pred is None else np.asarray(pred, dtype=np.int64)
     cap = instance.memory if memory is None else memory
-    key = q if order == "shortest" else a
+    key = {"shortest": q, "arrival": a}.get(order)
+    if key is None:
+        key = lifetime_token_steps(s, q, dtype=np.float64)
     scan = np.lexsort((np.arange(n), a, key))
     start = np.full(n, -1, dtype=np.int64)
     H = int(q.max())
@@ -188,5 +211,5 @@ def mcsf_schedule(instance: Instance, pred: NDArray[np.int64] | None = None,
     ('ref:mc-benchmark', [0, 0, 3], 9.0)
     """
     starts = mcsf_starts(instance, pred, order=order)
-    return Schedule.from_starts(instance, starts,
-                                source="ref:mcsf" if order == "shortest" else "ref:mc-benchmark")
+    source = {"shortest": "ref:mcsf", "arrival": "ref:mc-benchmark"}.get(order, "ref:mcsf-volume")
+    return Schedule.from_starts(instance, starts, source=source)

@@ -104,6 +104,36 @@ def test_plain_lists_can_miss_the_optimum():
     assert opt == 53 and best == 55
 
 
+@settings(max_examples=100, deadline=None)
+@given(inst=instances(max_n=6))
+def test_every_starting_point_is_feasible_and_above_opt(inst):
+    """MC-SF in its three scan orders and every priority-rule decode: checked by the one
+    validator, never below the brute-force optimum, and MC-SF in volume order scans the
+    waiting requests by ``o s + o (o + 1) / 2`` (ties by arrival, then index)."""
+    from kvopt.mip.search.starts import starting_points
+
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    points = starting_points(inst)
+    assert {"mcsf", "mc-benchmark", "mcsf:volume"} <= set(points)
+    for name, starts in points.items():
+        rep = check_schedule(inst, Schedule.from_starts(inst, starts))
+        assert rep.ok, (name, str(rep))
+        assert rep.objective >= opt, name
+    vol = inst.output * inst.prompt + inst.output * (inst.output + 1) // 2
+    assert np.array_equal(points["mcsf:volume"], mcsf_starts(inst, order="volume"))
+    first = points["mcsf:volume"] == points["mcsf:volume"].min()
+    # the requests started first include the smallest volume among those arrived by then
+    arrived = inst.arrival <= points["mcsf:volume"].min()
+    assert vol[first].min() == vol[arrived].min()
+
+
+def test_mcsf_order_is_checked():
+    from kvopt.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="order"):
+        mcsf_starts(model1(0, n=4), order="longest")
+
+
 @settings(max_examples=40, deadline=None)
 @given(inst=instances(max_n=6), seed=st.integers(0, 100))
 def test_opt_below_improve_below_mcsf(inst, seed):
