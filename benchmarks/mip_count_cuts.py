@@ -1,0 +1,166 @@
+"""Issue 22, figure 2: completion-count cuts on the interval LP, where OPT is proven.
+
+**The cuts.** For a slot ``T`` let ``F(T) = sum_{(g, k): k + o_g <= T} x[g, k]``, the number of
+requests that complete by ``T``, and ``N(T)`` any upper bound on that number over the
+schedules the model keeps. Then ``F(T) <= floor(N(T))`` is valid for every such schedule.
+Here ``N(T)`` is the optimum of the *count problem*: the model of
+:func:`kvopt.mip.bounds.intervals.interval_model` (windows from OPT, which keep every optimal
+schedule) with only the columns that complete by ``T``, the assignment rows relaxed to
+``<= group size`` and the objective ``max sum x``. The restriction of a kept schedule to its
+requests that complete by ``T`` is feasible for it, because every other row of the model is a
+``<=`` row with non-negative coefficients (memory, DFF / clique, cores, lag intervals: fewer
+running requests never break one; checked below) and the windows still hold. So
+``N(T) >=`` that count, both for the count problem solved as a MIP (``--counts mip``, exact)
+and as its LP (``--counts lp``, then rounded down). The interval LP with the rows
+``F(T) <= floor(N(T))`` for every ``T`` is therefore ``<= OPT``, which the script asserts.
+
+Why they can help: the interval LP mixes shifted fractional copies of the chain of big
+requests (``reports/mip/README.md`` section 7.1), so at many ``T`` it completes a fractional
+number of requests that is more than any integral schedule can complete by ``T``. The
+order-statistic argument behind it: in every schedule the k-th completion is at least
+``min {T : N(T) >= k}``.
+
+Prints per instance OPT, the interval LP, the LP with the count cuts, the share of the LP's
+distance to OPT that they close, and the seconds spent on the counts (HiGHS through
+``scipy.optimize.milp``, one thread). Instances: the frontier instances whose optimum the
+state search proved (``reports/mip/frontier_cpu_v2.json``, as in ``mip_frontier_dual.py``).
+
+Run of ``reports/mip/README.md`` section 10.16::
+
+    PYTHONPATH=. python benchmarks/mip_count_cuts.py reports/mip/frontier_cpu_v2.json --n 12 \\
+        --counts lp mip > reports/mip/count_cuts_n12.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def completions(data: Any, instance: Any) -> NDArray[np.int64]:
+    """The completion slot ``k + o_g`` of every column of a time-indexed model.
+
+    Examples
+    --------
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> inst = Instance(memory=10, arrival=[0, 0], prompt=[1, 1], output=[4, 8])
+    >>> d = build_milp(inst, "naive")
+    >>> c = completions(d, inst)
+    >>> int(c.min()), bool(np.all(c == d.col_start + inst.output[[g[0] for g in d.groups]][
+    ...     d.col_group]))
+    (4, True)
+    """
+    go = np.array([int(instance.output[g[0]]) for g in data.groups], dtype=np.int64)
+    return np.asarray(data.col_start + go[data.col_group], dtype=np.int64)
+
+
+def count_bound(data: Any, comp: NDArray[np.int64], T: int, integral: bool) -> float:
+    """The most requests that can complete by ``T`` (module docstring): the count problem as
+    a MIP (exact) or as its LP."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    keep = np.flatnonzero(comp <= T)
+    if keep.size == 0:
+        return 0.0
+    A = data.A.tocsc()[:, keep].tocsr()
+    rows = np.flatnonzero(np.diff(A.indptr) > 0)
+    A = A[rows]
+    kinds = np.asarray(data.row_kind)[rows]
+    lower = data.row_lower[rows].copy()
+    other = kinds != "assign"
+    # every row but the assignments: <= with non-negative coefficients (the restriction of a
+    # schedule to the requests done by T keeps it)
+    assert np.all(np.isinf(lower[other])) and A[np.flatnonzero(other)].data.min() >= 0
+    lower[~other] = 0.0
+    res = milp(-np.ones(keep.size), constraints=LinearConstraint(A, lower, data.row_upper[rows]),
+               bounds=Bounds(np.zeros(keep.size), data.col_upper[keep]),
+               integrality=np.full(keep.size, 1 if integral else 0))
+    if res.status != 0:
+        raise RuntimeError(f"count problem at T={T}: {res.message}")
+    return float(-res.fun)
+
+
+def with_count_rows(data: Any, comp: NDArray[np.int64], N: dict[int, float]) -> Any:
+    """``data`` plus the rows ``F(T) <= floor(N[T])``."""
+    rows, cols, ub = [], [], []
+    for r, (T, v) in enumerate(sorted(N.items())):
+        js = np.flatnonzero(comp <= T)
+        rows.append(np.full(js.size, r))
+        cols.append(js)
+        ub.append(math.floor(v + 1e-6))
+    C = sp.csr_matrix((np.ones(sum(c.size for c in cols)),
+                       (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(len(ub), data.n_cols))
+    return dataclasses.replace(
+        data, A=sp.vstack([data.A, C]).tocsr(),
+        row_lower=np.concatenate([data.row_lower, np.full(len(ub), -np.inf)]),
+        row_upper=np.concatenate([data.row_upper, np.asarray(ub, dtype=np.float64)]),
+        row_kind=[*data.row_kind, *(["count"] * len(ub))])
+
+
+def lp_value(data: Any) -> float:
+    """The LP optimum of ``data`` (dense dual simplex), objective offset included."""
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+    res = solve_lp_duals(data, form="dense", method="simplex")
+    if res.value is None:
+        raise RuntimeError(f"LP not solved: {res.info.get('message')}")
+    return float(res.value + data.obj_offset)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mip_synthetic import make_instance
+
+    from kvopt.mip.bounds.intervals import interval_model
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("records", type=Path, help="reports/mip/frontier_cpu_v2.json")
+    ap.add_argument("--n", type=int, nargs="+", default=[12])
+    ap.add_argument("--seeds", type=int, nargs="+", default=None)
+    ap.add_argument("--counts", nargs="+", choices=("lp", "mip"), default=["lp", "mip"])
+    args = ap.parse_args(argv)
+    records = json.loads(args.records.read_text())["records"]
+    print(f"# benchmarks/mip_count_cuts.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+    print("| n | seed | OPT | interval LP | "
+          + " | ".join(f"+ count cuts ({c}) | closed | counts s" for c in args.counts) + " |")
+    print("|---|---|---|---|" + "---|---|---|" * len(args.counts))
+    for r in records:
+        if (r["method"] != "statespace" or r.get("status") != "optimal" or r["n"] not in args.n
+                or (args.seeds is not None and r["seed"] not in args.seeds)):
+            continue
+        inst = make_instance(f"frontier-n{r['n']}", r["seed"], {})
+        opt = float(r["objective"])
+        data = interval_model(inst, upper=opt)
+        comp = completions(data, inst)
+        base = lp_value(data)
+        cells = []
+        for mode in args.counts:
+            t0 = time.process_time()
+            N = {T: count_bound(data, comp, T, mode == "mip")
+                 for T in range(int(comp.min()), int(comp.max()) + 1)}
+            secs = time.process_time() - t0
+            val = lp_value(with_count_rows(data, comp, N))
+            if val > opt + 1e-6:
+                raise RuntimeError(f"n={r['n']} seed={r['seed']}: {val} above OPT {opt}")
+            closed = (val - base) / (opt - base) if opt > base + 1e-9 else 1.0
+            cells.append(f"{val:.2f} | {100 * closed:.0f} % | {secs:.0f}")
+        print(f"| {r['n']} | {r['seed']} | {opt:.0f} | {base:.2f} | " + " | ".join(cells) + " |",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
