@@ -102,7 +102,7 @@ RESERVE_CHECKS = 3
 SECOND_SEARCH_MIN_S = 10.0
 #: List-search share of the second search (the first one's is 0.9): more LNS, another walk.
 SECOND_LIST_SHARE = 0.5
-#: Share of the limit the incumbents (MC-SF, MC-Benchmark, priority-rule decodes) may take;
+#: Share of the limit the incumbents (MC-SF in two orders, MC-Benchmark, rule decodes) may take;
 #: those not finished by then are left out (:func:`kvopt.mip.search.starts.starting_points`).
 INCUMBENT_SHARE = 0.5
 
