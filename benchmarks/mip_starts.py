@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         secs = time.perf_counter() - t0
         tel = {k: inst.tel_of_starts(v) for k, v in pts.items()}
         names = names or list(tel)
-        best = min(tel, key=lambda k: (tel[k], list(tel).index(k)))
+        best = min(tel, key=tel.__getitem__)  # the first of equal ones, in the names' order
         ratio = tel["mcsf:volume"] / tel["mcsf"]
         rows.setdefault(family, []).append((ratio, best))
         print(f"{label:>18} n={inst.n:5d} MC-SF {tel['mcsf']:>12.0f} "

@@ -17,11 +17,14 @@ from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, DeadlineExpired, check_allocation
 from kvopt.core.schedule import Schedule
+from kvopt.core.stability import lifetime_token_steps
 
 _MAX = np.maximum.reduce
 
-#: Scan orders of :func:`mcsf_starts`: MC-SF, MC-Benchmark, and memory-time volume first.
-MCSF_ORDERS = ("shortest", "arrival", "volume")
+#: Scan orders of :func:`mcsf_starts` (MC-SF, MC-Benchmark, memory-time volume first) and the
+#: source of their schedules (:func:`mcsf_schedule`).
+MCSF_SOURCES = {"shortest": "ref:mcsf", "arrival": "ref:mc-benchmark", "volume": "ref:mcsf-volume"}
+MCSF_ORDERS = tuple(MCSF_SOURCES)
 
 
 def predicted_profile(
@@ -157,8 +160,6 @@ def mcsf_starts(
     >>> mcsf_starts(inst).tolist(), mcsf_starts(inst, order="volume").tolist()
     ([0, 2], [3, 0])
     """
-    from kvopt.core.stability import lifetime_token_steps
-
     if not instance.is_slotted:
         raise UsageError("time_unit", "mcsf_starts needs a slotted instance (time_unit='step')")
     if order not in MCSF_ORDERS:
@@ -167,9 +168,8 @@ def mcsf_starts(
     s, o, a = instance.prompt, instance.output, instance.arrival
     q = o if pred is None else np.asarray(pred, dtype=np.int64)
     cap = instance.memory if memory is None else memory
-    key = {"shortest": q, "arrival": a}.get(order)
-    if key is None:
-        key = lifetime_token_steps(s, q, dtype=np.float64)
+    key = (q if order == "shortest" else a if order == "arrival"
+           else lifetime_token_steps(s, q, dtype=np.float64))
     scan = np.lexsort((np.arange(n), a, key))
     start = np.full(n, -1, dtype=np.int64)
     H = int(q.max())
@@ -211,5 +211,4 @@ def mcsf_schedule(instance: Instance, pred: NDArray[np.int64] | None = None,
     ('ref:mc-benchmark', [0, 0, 3], 9.0)
     """
     starts = mcsf_starts(instance, pred, order=order)
-    source = {"shortest": "ref:mcsf", "arrival": "ref:mc-benchmark"}.get(order, "ref:mcsf-volume")
-    return Schedule.from_starts(instance, starts, source=source)
+    return Schedule.from_starts(instance, starts, source=MCSF_SOURCES[order])
