@@ -102,12 +102,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--first", type=int_at_least(1), default=None, metavar="N",
                    help="keep only the first N requests (by arrival order in the file)")
     p.add_argument("--lp", choices=("auto", "exact", "lagrangian", "none"), default="auto",
-                   help="LP bound: exact HiGHS LP (small), Lagrangian subgradient (any size); "
-                   "auto (default): as kvopt solve, the lag-interval LP (120 s) up to n*T = "
-                   "2e7 where it fits the memory budget, else exact up to 2e5, Lagrangian "
-                   "up to 2e7, else none")
+                   help="LP bound: exact HiGHS LP (small), Lagrangian (block-LP multipliers, "
+                   "then subgradient steps; any size); auto (default): as kvopt solve, the "
+                   "lag-interval LP (120 s) up to n*T = 2e7 where it fits the memory budget, "
+                   "else exact up to 2e5, else the Lagrangian bound where one evaluation "
+                   "scans at most 2e8 start slots, else none")
     p.add_argument("--iterations", type=int_at_least(1, 10**6), default=200,
-                   help="Lagrangian iterations")
+                   help="Lagrangian subgradient steps after the block LPs (within 120 s)")
     p.add_argument("--solve", type=float_in(0, lo_open=True), default=None, metavar="S",
                    help="also run `solve` with this time limit for a better schedule")
     p.add_argument("--improve", type=float_in(0, lo_open=True), default=None, metavar="S",

@@ -9,14 +9,21 @@ import math
 import time
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from kvopt.core.errors import UsageError
 from kvopt.core.instance import Instance
 from kvopt.mip.result import best_bound, integral_bound
 
 #: ``lp="auto"``: the exact LP up to this ``n * T`` (and within the RAM budget) ...
 AUTO_EXACT_MAX_SIZE = 200_000
-#: ... the Lagrangian bound up to this one, none above.
+#: ... the Lagrangian bound up to this one; above it the Lagrangian bound at block-LP
+#: multipliers where one evaluation fits :data:`kvopt.mip.bounds.blocks.MAX_WORK` (as
+#: ``kvopt solve``'s portfolio), else none.
 AUTO_LAGRANGIAN_MAX_SIZE = 20_000_000
+#: Seconds of the Lagrangian bound (block LPs, then at most ``iterations`` subgradient steps).
+LAGRANGIAN_S = 120.0
 #: ``lp="auto"``: the lag-interval LP with this time limit (or ``intervals_time``) in
 #: place of the exact / Lagrangian bound (as ``kvopt solve``'s portfolio). On
 #: ``model1-seed1`` (n = 50) the exact ``tight+cores`` LP ran out of its 120 s and the
@@ -83,8 +90,9 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
     timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
     skipped: dict[str, str] = {}
-    best = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds, skipped)
-    mode = _lp_mode(inst, lp, budget, skipped)
+    best, starts = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds,
+                                  skipped)
+    mode = _lp_mode(inst, lp, budget, skipped, starts)
     closed, value = best_bound(bounds)
     obj = best["objective"]
     if (obj is not None and integral_bound(value) >= obj and lp == "auto"
@@ -102,7 +110,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         return status
 
     status_iv = None
-    auto_iv = lp == "auto" and mode != "none"  # the portfolio's bound
+    auto_iv = lp == "auto" and mode != "none" and "intervals" not in skipped  # as solve
     if auto_iv:
         status_iv = intervals(AUTO_INTERVALS_S if intervals_time is None else intervals_time)
         if status_iv == "optimal":  # (None: above the memory budget, the LP or Lagrangian)
@@ -115,7 +123,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                              "Lagrangian bound too (--lp exact forces the exact LP)")
     t1 = time.perf_counter()
     mode = _lp_phase(inst, mode, iterations, budget, best["objective"], bounds, skipped,
-                     progress)
+                     progress, starts)
     timing["lp"] = time.perf_counter() - t1
     if intervals_time is not None and not auto_iv:
         status_iv = intervals(intervals_time)
@@ -132,14 +140,17 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
 
 def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,
                    seed: int, progress: bool, bounds: dict[str, float | None],
-                   skipped: dict[str, str]) -> dict[str, Any]:
+                   skipped: dict[str, str]) -> tuple[dict[str, Any], NDArray[np.int64]]:
     """MC-SF, or better: the schedules of ``solve`` and ``improve`` when asked (``solve``'s
-    bound joins ``bounds``; an ``improve`` above the memory budget joins ``skipped``)."""
+    bound joins ``bounds``; an ``improve`` above the memory budget joins ``skipped``); and
+    MC-SF's starts (the block LPs of the Lagrangian bound read its makespan)."""
     from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.progress import note
     from kvopt.core.validate import check_schedule
 
-    rep = check_schedule(inst, mcsf_schedule(inst))
+    mcsf = mcsf_schedule(inst)
+    rep = check_schedule(inst, mcsf)
+    starts = mcsf.run_start
     best: dict[str, Any] = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
     if solve_time is not None:
         from kvopt.mip.solving import solve
@@ -159,19 +170,21 @@ def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float
             imp = improve(inst, time_limit=improve_time, seed=seed, progress=progress)
         except MemoryBudgetError as exc:  # a horizon-sized search: said so, the bounds go on
             skipped["improve"] = exc.reason
-            return best
+            return best, starts
         if "list_search_skipped" in imp.model:  # LNS only
             skipped["improve"] = ("list search skipped, LNS only: "
                                   f"{imp.model['list_search_skipped']}")
         if imp.objective is not None and imp.objective < (best["objective"] or math.inf):
             best = {"source": f"improve(seed={seed})", "objective": imp.objective,
                     "valid": imp.report is not None and imp.report.ok}
-    return best
+    return best, starts
 
 
-def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str]) -> str:
+def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str],
+             starts: NDArray[np.int64]) -> str:
     """Which LP bound ``lp`` means on ``inst``: ``"exact"``, ``"lagrangian"`` or ``"none"``
     (the reasons for what is not computed go to ``skipped``)."""
+    from kvopt.mip.bounds.blocks import MAX_WORK, evaluation_work
     from kvopt.mip.model.sizing import memory_refusal
 
     size = inst.n * inst.horizon
@@ -191,8 +204,14 @@ def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str]) -> s
                                "the Lagrangian bound instead; --lp exact forces it)")
             return "lagrangian"
         skipped.setdefault("lp", f"n * T = {size} above {AUTO_EXACT_MAX_SIZE}")
-        skipped["lagrangian"] = (f"n * T = {size} above {AUTO_LAGRANGIAN_MAX_SIZE} "
-                                 "(--lp lagrangian forces it)")
+        work = evaluation_work(inst, starts)
+        if work <= MAX_WORK:
+            skipped["intervals"] = (f"n * T = {size} above {AUTO_LAGRANGIAN_MAX_SIZE}: no LP at "
+                                    "this size (the Lagrangian bound at block-LP multipliers "
+                                    "instead)")
+            return "lagrangian"
+        skipped["lagrangian"] = (f"one Lagrangian evaluation would scan {work} start slots, "
+                                 f"above {MAX_WORK} (--lp lagrangian forces it)")
         return "none"
     if lp == "none":
         skipped["lp"] = skipped["lagrangian"] = "--lp none"
@@ -201,11 +220,15 @@ def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str]) -> s
 
 def _lp_phase(inst: Instance, mode: str, iterations: int, budget: int, upper: float | None,
               bounds: dict[str, float | None], skipped: dict[str, str],
-              progress: bool) -> str:
-    """The exact LP or the Lagrangian bound (the latter also when the LP is not solved);
-    returns the mode that ran (``"intervals"``: the interval LP ran instead, nothing here)."""
+              progress: bool, starts: NDArray[np.int64]) -> str:
+    """The exact LP or the Lagrangian bound (the latter also when the LP is not solved;
+    at block-LP multipliers, then at most ``iterations`` subgradient steps, within
+    :data:`LAGRANGIAN_S`); returns the mode that ran (``"intervals"``: the interval LP ran
+    instead, nothing here)."""
+    from kvopt.core.limits import Deadline
     from kvopt.core.progress import Heartbeat, note
-    from kvopt.mip.bounds.relaxations import LPNotSolvedError, lagrangian_bound, lp_bound
+    from kvopt.mip.bounds.blocks import block_lagrangian_bound
+    from kvopt.mip.bounds.relaxations import LPNotSolvedError, lp_bound
 
     if mode == "intervals":
         return mode
@@ -220,7 +243,9 @@ def _lp_phase(inst: Instance, mode: str, iterations: int, budget: int, upper: fl
                 skipped["lp"] = str(exc)
                 mode = "lagrangian"
         if mode == "lagrangian":
-            bounds["lagrangian"] = lagrangian_bound(inst, iterations=iterations, upper=upper)[0]
+            bounds["lagrangian"] = block_lagrangian_bound(
+                inst, starts, upper=upper, deadline=Deadline(LAGRANGIAN_S),
+                iterations=iterations).value
     return mode
 
 

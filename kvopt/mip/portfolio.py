@@ -21,9 +21,11 @@
    - the interval LP (:func:`kvopt.mip.bounds.intervals.interval_bound`: ``tight+cores`` plus
      lag-interval rows, row-differenced, interior point; out of time, subgradient ascent on the
      same rows), windows from the best starting schedule, when its estimate fits the RAM
-     budget (:func:`kvopt.mip.model.sizing.memory_refusal`); else the windowed Lagrangian
-     bound (:func:`kvopt.mip.bounds.relaxations.lagrangian_bound`, ``O(n T)`` memory) until
-     the deadline;
+     budget (:func:`kvopt.mip.model.sizing.memory_refusal`) and ``n T <=``
+     :data:`MAX_BOUND_SIZE`; else the Lagrangian bound at the multipliers of coarse block LPs,
+     refined by subgradient steps until the deadline
+     (:func:`kvopt.mip.bounds.blocks.block_lagrangian_bound`: on traces of hundreds to
+     thousands of requests, where it is the only bound above the fluid one);
    - the search (:func:`kvopt.mip.search.improve.improve`, list search then CP-SAT LNS) from
      the best starting schedule, reading the child's bound as soon as it arrives and stopping
      once its schedule meets it (the gap is closed: optimal);
@@ -77,9 +79,10 @@ from kvopt.mip.search.starts import ValuedPoints
 #: 10.2), so the rule takes it up to n = 20. At n = 22 the exact path's median gap is 10.6 %
 #: against the portfolio's 10.1 % (section 10.9), so the rule stops at 20.
 EXACT_MAX_N = 20
-#: The portfolio computes no LP or Lagrangian bound above this ``n * T`` (horizon ``T``):
-#: even one iteration would not fit a typical limit (``kvopt bound --lp auto`` uses the same
-#: cap for its Lagrangian bound); the combinatorial bounds remain.
+#: The portfolio computes no LP above this ``n * T`` (horizon ``T``; ``kvopt bound --lp
+#: auto`` uses the same cap): above it the Lagrangian bound at block-LP multipliers
+#: (:mod:`kvopt.mip.bounds.blocks`) where one evaluation fits
+#: :data:`kvopt.mip.bounds.blocks.MAX_WORK`, else the combinatorial bounds only.
 MAX_BOUND_SIZE = 20_000_000
 #: The list search of the portfolio needs ``2 (n + 1) H`` int64 (``H`` about ``T + sum o``);
 #: above this share of the RAM budget the search is LNS only.
@@ -240,7 +243,8 @@ class _BoundJob:
     """The bound of phase 3 in a child process: what runs, and its value once it arrives."""
 
     def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int,
-                 exact: bool = False) -> None:
+                 starts: NDArray[np.int64], exact: bool = False) -> None:
+        from kvopt.mip.bounds.blocks import MAX_WORK, evaluation_work
         from kvopt.mip.model.sizing import SizeEstimate, memory_refusal
 
         self.rec = rec
@@ -252,21 +256,30 @@ class _BoundJob:
         self.deadline = rec.deadline.sub(None, reserve=rec.reserve)
         size = instance.n * instance.horizon
         if size > MAX_BOUND_SIZE:
-            why = (f"n * T = {size} above {MAX_BOUND_SIZE}: no LP or Lagrangian bound at this "
-                   "size (each would take O(n T) per iteration)")
-            for name in ("intervals", "lagrangian"):
-                rec.bounds[name] = {"value": None, "status": "skipped", "reason": why}
-            self.name = "none"
-            return
-        self.estimate, refused = memory_refusal(instance, "tight+cores", "lp-differenced",
-                                                ram_bytes, upper=upper, what="the interval LP")
-        self.name = "intervals" if refused is None else "lagrangian"
-        if refused is not None:
-            rec.bounds["intervals"] = {"value": None, "status": "skipped",
-                                       "reason": refused.reason}
-        self.job = start_isolated(self._work(instance, upper, ram_bytes), memory_cap=ram_bytes)
+            why = f"n * T = {size} above {MAX_BOUND_SIZE}: no LP at this size"
+            rec.bounds["intervals"] = {"value": None, "status": "skipped", "reason": why}
+            work = evaluation_work(instance, starts)
+            if work > MAX_WORK:
+                rec.bounds["lagrangian"] = {
+                    "value": None, "status": "skipped",
+                    "reason": f"one Lagrangian evaluation would scan {work} start slots, above "
+                              f"{MAX_WORK} (kvopt.mip.bounds.blocks.MAX_WORK)"}
+                self.name = "none"
+                return
+            refused = None
+        else:
+            self.estimate, refused = memory_refusal(instance, "tight+cores", "lp-differenced",
+                                                    ram_bytes, upper=upper,
+                                                    what="the interval LP")
+            if refused is not None:
+                rec.bounds["intervals"] = {"value": None, "status": "skipped",
+                                           "reason": refused.reason}
+        self.name = "intervals" if refused is None and size <= MAX_BOUND_SIZE else "lagrangian"
+        self.job = start_isolated(self._work(instance, upper, ram_bytes, starts),
+                                  memory_cap=ram_bytes)
 
-    def _work(self, instance: Instance, upper: float, ram_bytes: int) -> Any:
+    def _work(self, instance: Instance, upper: float, ram_bytes: int,
+              starts: NDArray[np.int64]) -> Any:
         dl, name, exact = self.deadline, self.name, self.exact
 
         def job() -> dict[str, Any]:
@@ -280,11 +293,12 @@ class _BoundJob:
                        "families": iv.families,
                        "method": "LP" if iv.status == "optimal" else "subgradient"}
             else:
-                from kvopt.mip.bounds.relaxations import lagrangian_bound
+                from kvopt.mip.bounds.blocks import block_lagrangian_bound
 
-                val, _ = lagrangian_bound(instance, iterations=10**9, upper=upper,
-                                          deadline=part)
-                doc = {"value": val, "status": "time_limit", "method": "subgradient"}
+                bb = block_lagrangian_bound(instance, starts, upper=upper, deadline=part)
+                doc = {"value": bb.value, "status": "time_limit",
+                       "method": "block LP multipliers, then subgradient",
+                       "blocks": bb.levels, "refine_s": bb.refine_s}
             doc["seconds"] = round(time.monotonic() - t, 3)
             if exact:
                 doc["search"] = _exact_search(instance, upper, ram_bytes, dl)
@@ -421,7 +435,7 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
     name = "portfolio"
     t = rec.start(name, "interval LP / Lagrangian bound (child process) and the "
                   "improvement search (here), until the gap closes or the limit")
-    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes)
+    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, best["starts"])
     search_dl = rec.deadline.sub(None, reserve=rec.reserve)
     H = instance.horizon + int(instance.output.sum()) + int(instance.output.max()) + 2
     lists = 16 * (instance.n + 1) * H <= SEARCH_RAM_SHARE * ram_bytes
@@ -471,7 +485,8 @@ def _exact(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes:
     best = _quick_search(instance, rec, best, seed)
     t = rec.start("exact", "exact path: interval LP then state search, and CP-SAT cp+pairs "
                   "(two child processes), until one proves the optimum or the limit")
-    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, exact=True)
+    bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, best["starts"],
+                      exact=True)
     starts, dl = best["starts"], bound.deadline
     cp = start_isolated(lambda: solve_model(
         instance, solver="cpsat", formulation="cp+pairs", deadline=dl, ram=ram_bytes,

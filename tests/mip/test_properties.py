@@ -4,8 +4,10 @@ import numpy as np
 from hypothesis import given, settings
 
 from kvopt import Instance, check_schedule
+from kvopt.core.limits import Deadline
 from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip import solve
+from kvopt.mip.bounds.blocks import block_lagrangian_bound
 from kvopt.mip.bounds.combinatorial import combinatorial_bound, fluid_bound, volume_bound
 from kvopt.mip.model.builder import build_milp, decode_starts, group_requests
 from tests.bruteforce import brute_force_opt
@@ -22,6 +24,8 @@ def test_opt_between_bounds_and_mcsf(inst):
     mcsf = int((mcsf_starts(inst) + inst.output - inst.arrival).sum())
     assert opt <= mcsf
     assert max(fluid_bound(inst), volume_bound(inst), combinatorial_bound(inst)) <= opt + 1e-9
+    block = block_lagrangian_bound(inst, mcsf_starts(inst), deadline=Deadline(5.0), iterations=20)
+    assert block.value <= opt + 1e-6
 
 
 @settings(max_examples=15, deadline=None)
