@@ -59,8 +59,9 @@ from kvopt.core.limits import Deadline
 #: Blocks of the first LP: the makespan cut into this many.
 FIRST_BLOCKS = 32
 #: An LP with half the block size is predicted to take this many times the last one's time
-#: (measured on Azure windows of 200-2000 requests: 2.2-4.6).
-HALVING_COST = 5.0
+#: (measured on Azure windows of 200-2000 requests: 4-7.5 from the third level on; an LP
+#: stopped at the time limit gives nothing, so the prediction errs high).
+HALVING_COST = 8.0
 #: Share of the time kept for the exact evaluation and the subgradient refinement.
 REFINE_SHARE = 0.25
 #: Columns of one block LP at the most (a guard on its size, ~10 s of HiGHS at this size).
@@ -195,7 +196,9 @@ class BlockBound:
     """
 
     value: float
-    #: Block sizes whose LP gave multipliers, coarse to fine, with seconds and the LP columns.
+    #: Block LPs run, coarse to fine: block size, columns, seconds and ``"optimal"`` or ``"not
+    #: solved"`` (HiGHS stopped at the time limit or failed: the halving ends there, and the
+    #: multipliers are the last optimal level's; none at all: the subgradient starts at 0).
     levels: list[dict[str, Any]] = field(default_factory=list)
     #: Seconds of the exact evaluation and subgradient refinement.
     refine_s: float = 0.0
@@ -226,8 +229,8 @@ def block_lagrangian_bound(instance: Instance, starts: Sequence[int] | NDArray[n
     >>> from kvopt.mip.bounds.relaxations import lp_bound
     >>> starts = mcsf_starts(inst)                       # TEL 21
     >>> res = block_lagrangian_bound(inst, starts, deadline=Deadline(5.0), iterations=50)
-    >>> [lv["block"] for lv in res.levels]               # makespan 11: blocks of 1 at once
-    [1]
+    >>> [(lv["block"], lv["status"]) for lv in res.levels]   # makespan 11: blocks of 1
+    [(1, 'optimal')]
     >>> round(res.value, 2), round(lp_bound(inst), 2)    # one-slot blocks: the LP's duals
     (16.3, 16.3)
     """
@@ -253,10 +256,11 @@ def block_lagrangian_bound(instance: Instance, starts: Sequence[int] | NDArray[n
         got = block_multipliers(instance, k_inc, block=block, reach=reach,
                                 deadline=deadline.sub(None, reserve=keep))
         last_s = time.monotonic() - t
+        levels.append({"block": block, "columns": cols, "seconds": round(last_s, 3),
+                       "status": "optimal" if got is not None else "not solved"})
         if got is None:
             break
         lam = got
-        levels.append({"block": block, "columns": cols, "seconds": round(last_s, 3)})
         if block == 1:
             break
         block = max(1, block // 2)
