@@ -82,6 +82,50 @@ def test_incremental_decode_equals_sgs_decode(inst, seed):
 
 
 @settings(max_examples=100, deadline=None)
+@given(inst=instances(max_n=8), seed=st.integers(0, 2**16))
+def test_short_tables_reject_only_lists_that_may_not_fit(inst, seed):
+    """Tables shorter than the serial bound (the list search sizes them by its start's
+    makespan): a list evaluates to sgs_decode's TEL, or to ``inf`` when its decode could
+    run past the rows (never accepted); a first list that does not fit gets full rows."""
+    rng = np.random.default_rng(seed)
+    o_max = int(inst.output.max())
+    slots = int(rng.integers(o_max + 2, o_max + 3 + int(inst.output.sum())))
+    dec = _IncrementalSGS(inst, rng.permutation(inst.n), slots=slots)
+    assert (dec.current_starts == sgs_decode(inst, dec.order)).all()
+    for _ in range(30):
+        mv = _move(dec.order, rng) if inst.n >= 2 else None
+        if mv is None:
+            break
+        cand, p = mv
+        v = dec.evaluate(cand, p)
+        ref = sgs_decode(inst, cand, dec.release)
+        if v == float("inf"):  # only if some request's start or busy end + o reaches the end
+            assert int((ref + inst.output).max()) + 1 > dec.slot.size - o_max - 1
+            continue
+        assert v == inst.tel_of_starts(ref)
+        dec.accept(v)
+        assert (dec.current_starts == ref).all()
+
+
+def test_list_search_fits_a_thousand_trace_requests():
+    """1000 Azure requests in 0.05 s slots: tables sized by the serial bound needed 8 GB
+    (the portfolio skipped the list search); by the start's makespan they take ~0.5 GB."""
+    from kvopt.core.instance import load_instance
+    from kvopt.mip.model.discretize import discretize
+    from kvopt.mip.search.improve import list_table_slots
+
+    inst = discretize(load_instance("instances/traces/azure_conv_2023.csv")
+                      .take(np.arange(1000)), 0.05)
+    start = mcsf_starts(inst, order="volume")
+    H = list_table_slots(inst, start)
+    assert 16 * (inst.n + 1) * H < 2**30 < 16 * (inst.n + 1) * (inst.horizon + inst.output.sum())
+    best, evals = list_search(inst, start, rng=np.random.default_rng(0),
+                              deadline=Deadline(None), max_evals=30)
+    assert evals == 30 and inst.tel_of_starts(best) <= inst.tel_of_starts(start)
+    assert check_schedule(inst, Schedule.from_starts(inst, best)).ok
+
+
+@settings(max_examples=100, deadline=None)
 @given(inst=instances(max_n=6))
 def test_every_optimum_is_a_decode_with_releases(inst):
     """Plain lists miss some optima (a request may have to start after its earliest fit);

@@ -2,6 +2,8 @@
 
 - :mod:`~kvopt.mip.bounds.combinatorial`: trivial, volume, fluid and core bounds (``O(n log n)``);
 - :mod:`~kvopt.mip.bounds.relaxations`: the LP relaxation and a windowed Lagrangian;
+- :mod:`~kvopt.mip.bounds.blocks`: the Lagrangian bound at the multipliers of coarse block LPs
+  (traces of hundreds to thousands of requests, where no time-indexed LP fits);
 - :mod:`~kvopt.mip.bounds.lagrangian`: the Lagrangian of a time-indexed model for any
   multipliers (the value every LP-based bound reports, reduced costs, subgradient ascent);
 - :mod:`~kvopt.mip.bounds.sparse_lp`: exact sparse forms of the LP (same value, same duals);

@@ -66,6 +66,34 @@ def _order_of(starts: NDArray[np.int64], instance: Instance) -> NDArray[np.int64
     return np.lexsort((np.arange(instance.n), instance.output, starts))
 
 
+#: The list search's tables cover this many times the makespan of its starting schedule (plus
+#: the longest output); a list whose decode would run past them is rejected (TEL ``inf``).
+#: Sized by the serial horizon instead, the tables of 1000 Azure requests in 0.05 s slots
+#: took 8 GB and the list search was skipped (``reports/mip/README.md`` section 10.17).
+SPAN_FACTOR = 1.5
+
+
+def list_table_slots(instance: Instance, starts: NDArray[np.int64]) -> int:
+    """Slots per row of the list search's tables, from a starting schedule's ``starts``:
+    :data:`SPAN_FACTOR` times its makespan plus the longest output, at most the serial bound
+    (``T + sum o + max o + 2``).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=4, arrival=[0, 0, 0], prompt=[1, 1, 2], output=[3, 1, 2])
+    >>> list_table_slots(inst, np.array([0, 0, 3]))     # makespan 5: 7 + 3 + 2
+    12
+    """
+    o = instance.output.astype(np.int64)
+    full = instance.horizon + int(o.sum()) + int(o.max()) + 2
+    span = int((np.asarray(starts, dtype=np.int64) + o).max())
+    return min(full, int(SPAN_FACTOR * span) + int(o.max()) + 2)
+
+
+class _TableOverflow(Exception):
+    """A decode would run past the end of the list search's tables."""
+
+
 class _IncrementalSGS:
     """:func:`sgs_decode` that re-decodes a list only from the first changed position.
 
@@ -73,10 +101,14 @@ class _IncrementalSGS:
     after every list prefix; a candidate list that shares its first ``p`` entries with the
     current one is decoded from position ``p`` on, and :meth:`accept` swaps the buffers
     (copying the shared prefix rows).
-    The starts are identical to :func:`sgs_decode` of the same list.
+    The starts are identical to :func:`sgs_decode` of the same list. The rows hold ``slots``
+    slots (default the serial bound, where every decode fits); a list whose decode could run
+    past them evaluates to ``inf`` (rejected by the search), and if the first list does, the
+    rows are sized by the serial bound after all.
     """
 
-    def __init__(self, instance: Instance, order: NDArray[np.int64]) -> None:
+    def __init__(self, instance: Instance, order: NDArray[np.int64],
+                 slots: int | None = None) -> None:
         a, s, o = instance.arrival, instance.prompt, instance.output
         self.n = instance.n
         self.arrival = a.astype(np.int64)
@@ -88,18 +120,23 @@ class _IncrementalSGS:
         self.need = [int(s[i]) + np.arange(1, int(o[i]) + 1, dtype=np.int64)
                      for i in range(self.n)]
         self.base = float((o - a).sum())
-        H = self.release_cap + int(o.sum()) + int(o.max()) + 2
-        M = int(instance.memory)
-        check_allocation(8 * (2 * (self.n + 1) * H + H + int(o.sum())),
-                         f"the list search's free-memory tables ({self.n + 1:,} x {H:,} slots)",
-                         horizon_field(instance))
-        self.slot = np.arange(H, dtype=np.int64)
-        self.free = [np.full((self.n + 1, H), M, dtype=np.int64) for _ in range(2)]
-        self.busy = [np.zeros(self.n + 1, dtype=np.int64) for _ in range(2)]
-        self.starts = [np.zeros(self.n, dtype=np.int64) for _ in range(2)]
+        full = self.release_cap + int(o.sum()) + int(o.max()) + 2
         self.order = np.asarray(order, dtype=np.int64).copy()
-        self.cur = 0  # buffer 0 holds the empty prefix only; the first decode goes to 1
-        self._decode(1, self.order, 0, self.release)
+        for H in dict.fromkeys((min(full, slots or full), full)):  # the serial bound fits all
+            M = int(instance.memory)
+            check_allocation(8 * (2 * (self.n + 1) * H + H + int(o.sum())),
+                             f"the list search's free-memory tables ({self.n + 1:,} x {H:,} "
+                             "slots)", horizon_field(instance))
+            self.slot = np.arange(H, dtype=np.int64)
+            self.free = [np.full((self.n + 1, H), M, dtype=np.int64) for _ in range(2)]
+            self.busy = [np.zeros(self.n + 1, dtype=np.int64) for _ in range(2)]
+            self.starts = [np.zeros(self.n, dtype=np.int64) for _ in range(2)]
+            self.cur = 0  # buffer 0 holds the empty prefix only; the first decode goes to 1
+            try:
+                self._decode(1, self.order, 0, self.release)
+            except _TableOverflow:
+                continue
+            break
         self.cur = 1
         self.value = self.base + float(self.starts[1].sum())
 
@@ -111,12 +148,15 @@ class _IncrementalSGS:
             free[p] = self.free[c][p]
             busy[p] = self.busy[c][p]
             starts[:] = self.starts[c]
+        end = self.slot.size
         for q in range(p, self.n):
             i = int(order[q])
             oi, need = self.o[i], self.need[i]
+            be = int(busy[q])
+            if max(int(release[i]), be) + oi + 1 > end:   # the fit could lie past the rows
+                raise _TableOverflow
             f = free[q + 1]
             f[:] = free[q]
-            be = int(busy[q])
             k = sgs_earliest_fit(f, self.slot, int(release[i]), be, self.s[i], oi)
             starts[i] = k
             f[k + 1: k + oi + 1] -= need
@@ -127,7 +167,10 @@ class _IncrementalSGS:
         """TEL of the decode of ``order`` with ``release`` (default: the current releases);
         list and releases equal the current ones before position ``p``."""
         rel = self.release if release is None else release
-        self._decode(1 - self.cur, order, p, rel)
+        try:
+            self._decode(1 - self.cur, order, p, rel)
+        except _TableOverflow:                # never accepted: the current list stays
+            return math.inf
         self._cand, self._cand_release, self._p = order, rel, p
         return self.base + float(self.starts[1 - self.cur].sum())
 
@@ -223,7 +266,8 @@ def list_search(
     best_v = instance.tel_of_starts(best)
     if n < 2:
         return best, 0
-    dec = _IncrementalSGS(instance, _order_of(best, instance))
+    dec = _IncrementalSGS(instance, _order_of(best, instance),
+                          slots=list_table_slots(instance, best))
     best_order, best_release = dec.order.copy(), dec.release.copy()
     if dec.value < best_v:
         best, best_v = dec.current_starts, dec.value
