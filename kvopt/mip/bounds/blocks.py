@@ -202,6 +202,7 @@ class BlockBound:
     levels: list[dict[str, Any]] = field(default_factory=list)
     #: Seconds of the exact evaluation and subgradient refinement.
     refine_s: float = 0.0
+    #: The subgradient's last multipliers (the value is the best seen, not necessarily theirs).
     multipliers: NDArray[np.float64] | None = None
 
 
@@ -265,8 +266,8 @@ def block_lagrangian_bound(instance: Instance, starts: Sequence[int] | NDArray[n
             break
         block = max(1, block // 2)
     t = time.monotonic()
-    value, lam_best = lagrangian_bound(instance, iterations=max(int(iterations), 1),
+    value, lam_last = lagrangian_bound(instance, iterations=max(int(iterations), 1),
                                        upper=upper, seed_multipliers=lam, deadline=deadline,
                                        step=0.2, narrow=False)
     return BlockBound(value=value, levels=levels, refine_s=round(time.monotonic() - t, 3),
-                      multipliers=lam_best)
+                      multipliers=lam_last)

@@ -121,10 +121,9 @@ def lagrangian_bound(
         The first Polyak step's scale (halved after 20 steps without a new best); a small one
         keeps good ``seed_multipliers`` near where they are.
     narrow
-        Start from windows narrowed by ``UB`` and the leave-one-out fluid bound
-        (:func:`~kvopt.mip.model.builder.start_windows`; ``O(n^2 log n)``, 7 s at 2000
-        requests); ``False``: the windows ``[a_i, T - o_i]``, narrowed only by the reduced
-        costs below.
+        Windows narrowed by ``UB`` and the leave-one-out fluid bound first
+        (:func:`~kvopt.mip.model.builder.start_windows`; 7 s at 2000 requests); ``False``:
+        ``[a_i, T - o_i]``, narrowed only by the reduced costs below.
 
     Returns
     -------
@@ -161,21 +160,10 @@ def lagrangian_bound(
     step_scale = float(step)
     since = 0
     base = float((o - a).sum())
-    mins = np.zeros(len(groups))
-    argk = np.zeros(len(groups), dtype=np.int64)
     for it in range(iterations):
         if deadline is not None and it > 0 and deadline.expired():
             break
-        P0 = np.concatenate([[0.0], np.cumsum(lam)])          # P0[t] = sum_{tau < t} lam
-        P1 = np.concatenate([[0.0], np.cumsum(lam * tau)])
-        priced = np.flatnonzero(lam)
-        top = np.minimum(ghi, np.maximum(glo, int(priced[-1]) if priced.size else 0))
-        for g in range(len(groups)):
-            k = np.arange(glo[g], top[g] + 1)     # cost(k) = k past the last priced slot
-            oi = int(go[g])
-            cost = (gs[g] - k) * (P0[k + oi + 1] - P0[k + 1]) + (P1[k + oi + 1] - P1[k + 1]) + k
-            j = int(np.argmin(cost))
-            mins[g], argk[g] = cost[j], k[j]
+        mins, argk = _cheapest_starts(lam, tau, gs, go, glo, ghi)
         val = base + float(cnt @ mins) - M * lam.sum()
         if val > best + 1e-9:
             best, since = val, 0
@@ -191,7 +179,7 @@ def lagrangian_bound(
             ghi = np.maximum(np.minimum(ghi, new_hi), glo)
         g_sub = np.full(Tw + 1, -M)
         g_sub[0] = 0.0
-        for g in range(len(groups)):
+        for g in range(len(groups)):      # the chosen starts' memory, less M per slot
             kk, oi = int(argk[g]), int(go[g])
             g_sub[kk + 1: kk + oi + 1] += cnt[g] * (gs[g] + np.arange(1, oi + 1))
         gnorm = float((g_sub[1:] ** 2).sum())
@@ -201,3 +189,25 @@ def lagrangian_bound(
         lam = np.maximum(lam + step_scale * gap / gnorm * g_sub, 0.0)
         lam[0] = 0.0
     return float(best), lam
+
+
+def _cheapest_starts(lam: NDArray[np.float64], tau: NDArray[np.float64],
+                     gs: NDArray[np.float64], go: NDArray[np.int64], glo: NDArray[np.int64],
+                     ghi: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Per group ``g`` (prompt ``gs``, output ``go``, window ``[glo, ghi]``): the least
+    ``k + sum_{d=1..o} lam_{k+d} (s + d)`` over its window and the first ``k`` attaining it,
+    by prefix sums; windows are scanned only to the last priced slot (past it the cost is
+    ``k``, increasing; :func:`lagrangian_bound`)."""
+    P0 = np.concatenate([[0.0], np.cumsum(lam)])          # P0[t] = sum_{tau < t} lam
+    P1 = np.concatenate([[0.0], np.cumsum(lam * tau)])
+    priced = np.flatnonzero(lam)
+    top = np.minimum(ghi, np.maximum(glo, int(priced[-1]) if priced.size else 0))
+    mins = np.zeros(gs.size)
+    argk = np.zeros(gs.size, dtype=np.int64)
+    for g in range(gs.size):
+        k = np.arange(glo[g], top[g] + 1)
+        oi = int(go[g])
+        cost = (gs[g] - k) * (P0[k + oi + 1] - P0[k + 1]) + (P1[k + oi + 1] - P1[k + 1]) + k
+        j = int(np.argmin(cost))
+        mins[g], argk[g] = cost[j], k[j]
+    return mins, argk
