@@ -61,7 +61,12 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     where it fits the budget (``doc["lp_mode"] == "intervals"``; stopped at that limit, the
     Lagrangian bound is computed too, ``"lagrangian"``); otherwise the exact
     LP when ``n * T <=`` :data:`AUTO_EXACT_MAX_SIZE` and it fits the budget, else the
-    Lagrangian bound; ``doc["skipped"]`` says which bounds were not computed and why. Where
+    Lagrangian bound. Above :data:`AUTO_LAGRANGIAN_MAX_SIZE` it computes, as ``solve``, only
+    the Lagrangian bound at block-LP multipliers
+    (:func:`kvopt.mip.bounds.blocks.block_lagrangian_bound`), where one evaluation scans at
+    most :data:`kvopt.mip.bounds.blocks.MAX_WORK` start slots. The Lagrangian bound always
+    starts from block-LP multipliers and runs within :data:`LAGRANGIAN_S`.
+    ``doc["skipped"]`` says which bounds were not computed and why. Where
     a combinatorial bound (or ``solve``'s) already meets the best schedule, which is then
     proven optimal, auto computes no LP (``"none"``): none can say more.
 

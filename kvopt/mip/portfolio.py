@@ -267,15 +267,15 @@ class _BoundJob:
                               f"{MAX_WORK} (kvopt.mip.bounds.blocks.MAX_WORK)"}
                 self.name = "none"
                 return
-            refused = None
+            self.name = "lagrangian"
         else:
             self.estimate, refused = memory_refusal(instance, "tight+cores", "lp-differenced",
                                                     ram_bytes, upper=upper,
                                                     what="the interval LP")
+            self.name = "intervals" if refused is None else "lagrangian"
             if refused is not None:
                 rec.bounds["intervals"] = {"value": None, "status": "skipped",
                                            "reason": refused.reason}
-        self.name = "intervals" if refused is None and size <= MAX_BOUND_SIZE else "lagrangian"
         self.job = start_isolated(self._work(instance, upper, ram_bytes, starts),
                                   memory_cap=ram_bytes)
 

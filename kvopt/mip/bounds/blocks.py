@@ -20,10 +20,10 @@ multipliers in one LP instead, and the bound is then the exact Lagrangian value 
 
 That LP is neither a relaxation nor a restriction of the problem, and its value is not used.
 Its block duals ``mu_beta >= 0`` are spread over their slots (``lam_tau = mu_beta``): the
-price per token-slot of a block. On the first 2000 Azure requests (0.05 s slots) blocks of
-500 slots give ``L = 1.683e7`` in ~8 s, where the SRPT fluid bound is ``1.659e7`` and 200
-subgradient steps from zero reach ``1.64e7`` in 90 s (``reports/mip/README.md`` section
-10.17).
+price per token-slot of a block. On the first 2000 Azure requests (0.05 s slots), in 30 s,
+this gives ``L = 1.692e7`` where the SRPT fluid bound is ``1.659e7`` and subgradient ascent
+from zero reaches ``1.33e7`` (``benchmarks/mip_trace_bounds.py``, ``reports/mip/README.md``
+section 10.17).
 
 :func:`block_lagrangian_bound` halves the block size while the next LP is predicted to fit
 the time, then evaluates and refines the finest multipliers by
