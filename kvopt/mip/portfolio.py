@@ -84,9 +84,9 @@ EXACT_MAX_N = 20
 #: (:mod:`kvopt.mip.bounds.blocks`) where one evaluation fits
 #: :data:`kvopt.mip.bounds.blocks.MAX_WORK`, else the combinatorial bounds only.
 MAX_BOUND_SIZE = 20_000_000
-#: The list search of the portfolio needs ``2 (n + 1) H`` int64 (``H`` from the starting
-#: schedule's makespan, :func:`kvopt.mip.search.improve.list_table_slots`); above this share
-#: of the RAM budget the search is LNS only.
+#: The list search of the portfolio needs :func:`kvopt.mip.search.improve.list_table_bytes`
+#: (rows of the starting schedule's makespan, every eighth list prefix); above this share of
+#: the RAM budget the search is LNS only.
 SEARCH_RAM_SHARE = 0.5
 #: The exact path: share of the time for the first improvement search (its upper bound) ...
 EXACT_SEARCH_SHARE = 0.1
@@ -431,19 +431,18 @@ class _SecondSearch:
 def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
                seed: int) -> SolveResult:
     """Phase 3: the bound in a child process while the improvement search runs here."""
-    from kvopt.mip.search.improve import improve, list_table_slots
+    from kvopt.mip.search.improve import improve, list_table_bytes
 
     name = "portfolio"
     t = rec.start(name, "interval LP / Lagrangian bound (child process) and the "
                   "improvement search (here), until the gap closes or the limit")
     bound = _BoundJob(instance, rec, float(best["objective"]), ram_bytes, best["starts"])
     search_dl = rec.deadline.sub(None, reserve=rec.reserve)
-    H = list_table_slots(instance, best["starts"])
-    lists = 16 * (instance.n + 1) * H <= SEARCH_RAM_SHARE * ram_bytes
+    table = list_table_bytes(instance, best["starts"])
+    lists = table <= SEARCH_RAM_SHARE * ram_bytes
     if not lists:
-        rec.notes.append(f"list search skipped: its buffers (16 (n + 1) H = "
-                         f"{16 * (instance.n + 1) * H} bytes) exceed {SEARCH_RAM_SHARE:g} of the "
-                         "RAM budget; LNS only")
+        rec.notes.append(f"list search skipped: its buffers ({table} bytes) exceed "
+                         f"{SEARCH_RAM_SHARE:g} of the RAM budget; LNS only")
     points = _search_points(best)
     second = _SecondSearch(instance, points, seed + 1, search_dl, ram_bytes, lists)
 

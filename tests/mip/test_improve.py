@@ -81,6 +81,43 @@ def test_incremental_decode_equals_sgs_decode(inst, seed):
             assert (dec.current_starts == ref).all() and dec.value == v
 
 
+def test_checkpointed_decode_equals_sgs_decode(monkeypatch):
+    """Profiles stored after every 8th prefix only (long rows; forced here on short ones):
+    re-decoding from the last stored prefix before the first change gives sgs_decode's
+    starts along random walks of moves and delays, accepted or not."""
+    import kvopt.mip.search.improve as improve_mod
+
+    monkeypatch.setattr(improve_mod, "SHORT_ROWS", 0)
+    rng = np.random.default_rng(8)
+    for _ in range(150):
+        n = int(rng.integers(2, 30))
+        M = int(rng.integers(6, 14))
+        s = rng.integers(0, 3, n)
+        inst = Instance(memory=M, arrival=rng.integers(0, 6, n), prompt=s,
+                        output=[int(rng.integers(1, M - si + 1)) for si in s])
+        dec = _IncrementalSGS(inst, rng.permutation(n))
+        assert dec.every == 8 and dec.free[0].shape[0] == n // 8 + 1
+        for _ in range(40):
+            rel = None
+            if rng.random() < 0.3:
+                p = int(rng.integers(n))
+                rel = dec.release.copy()
+                rel[dec.order[p]] = int(dec.starts[dec.cur][dec.order[p]]) + int(rng.integers(1, 4))
+                rel = np.minimum(rel, dec.release_cap)   # as list_search caps them
+                cand = dec.order
+            else:
+                mv = _move(dec.order, rng)
+                if mv is None:
+                    continue
+                cand, p = mv
+            v = dec.evaluate(cand, p, rel)
+            ref = sgs_decode(inst, cand, dec.release if rel is None else rel)
+            assert v == inst.tel_of_starts(ref)
+            if rng.random() < 0.5:
+                dec.accept(v)
+                assert (dec.current_starts == ref).all()
+
+
 @settings(max_examples=100, deadline=None)
 @given(inst=instances(max_n=8), seed=st.integers(0, 2**16))
 def test_short_tables_reject_only_lists_that_may_not_fit(inst, seed):
@@ -109,16 +146,19 @@ def test_short_tables_reject_only_lists_that_may_not_fit(inst, seed):
 
 def test_list_search_fits_a_thousand_trace_requests():
     """1000 Azure requests in 0.05 s slots: tables sized by the serial bound needed 8 GB
-    (the portfolio skipped the list search); by the start's makespan they take ~0.5 GB."""
+    (the portfolio skipped the list search); rows of the start's makespan, every eighth
+    prefix, take ~65 MB."""
     from kvopt.core.instance import load_instance
     from kvopt.mip.model.discretize import discretize
-    from kvopt.mip.search.improve import list_table_slots
+    from kvopt.mip.search.improve import list_table_bytes, list_table_slots
 
     inst = discretize(load_instance("instances/traces/azure_conv_2023.csv")
                       .take(np.arange(1000)), 0.05)
     start = mcsf_starts(inst, order="volume")
     H = list_table_slots(inst, start)
-    assert 16 * (inst.n + 1) * H < 2**30 < 16 * (inst.n + 1) * (inst.horizon + inst.output.sum())
+    full = 16 * (inst.n + 1) * (inst.horizon + inst.output.sum())
+    assert list_table_bytes(inst, start) < 2**27 < 2**32 < full
+    assert list_table_bytes(inst, start) == 8 * (2 * (1000 // 8 + 1) + 2) * H
     best, evals = list_search(inst, start, rng=np.random.default_rng(0),
                               deadline=Deadline(None), max_evals=30)
     assert evals == 30 and inst.tel_of_starts(best) <= inst.tel_of_starts(start)
