@@ -675,7 +675,7 @@ def _list_phase(instance: Instance, best: NDArray[np.int64], rng: np.random.Gene
     """The list search of :func:`improve` from ``best`` until ``phase``: the better of its
     result and ``best`` (each new best appended to ``history``), the number of decodes
     (none when ``best`` meets ``goal()`` already, or ``phase`` is over) and why it did not
-    run (its ``(n + 1) x horizon`` tables above the memory budget: the LNS goes on)."""
+    run (its tables, :func:`list_table_bytes`, above the memory budget: the LNS goes on)."""
     if instance.tel_of_starts(best) <= goal() or instance.n < 2 or phase.expired():
         return best, 0, None
     trace: list[tuple[float, float]] = []
