@@ -71,6 +71,24 @@ MAX_COLUMNS = 400_000
 MAX_WORK = 200_000_000
 
 
+def _makespan(instance: Instance, starts: Sequence[int] | NDArray[np.int64]) -> int:
+    """The last completion ``max (starts + o)`` of a schedule's starts."""
+    return int((np.asarray(starts, dtype=np.int64) + instance.output.astype(np.int64)).max())
+
+
+def _column_counts(instance: Instance, starts: Sequence[int] | NDArray[np.int64], block: int,
+                   reach: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Per request, the first block boundary after its arrival and its number of columns in
+    the block LP (the arrival, then every multiple of ``block`` up to ``min(H, start +
+    reach)``)."""
+    a = instance.arrival.astype(np.int64)
+    H = _makespan(instance, starts)
+    top = (np.full(instance.n, H) if reach is None
+           else np.minimum(H, np.asarray(starts, dtype=np.int64) + int(reach)))
+    first = (a // block + 1) * block
+    return first, 1 + np.maximum((top - first) // block + 1, 0)
+
+
 def evaluation_work(instance: Instance, starts: Sequence[int] | NDArray[np.int64]) -> int:
     """Start slots one exact Lagrangian evaluation scans when the multipliers end at the
     makespan ``H`` of ``starts``: ``sum_i (max(H - a_i, 0) + 1)``.
@@ -83,8 +101,7 @@ def evaluation_work(instance: Instance, starts: Sequence[int] | NDArray[np.int64
     28
     """
     a = instance.arrival.astype(np.int64)
-    H = int((np.asarray(starts, dtype=np.int64) + instance.output.astype(np.int64)).max())
-    return int((np.maximum(H - a, 0) + 1).sum())
+    return int((np.maximum(_makespan(instance, starts) - a, 0) + 1).sum())
 
 
 def ramp_mass(s: NDArray[np.int64], k: NDArray[np.int64], o: NDArray[np.int64],
@@ -124,17 +141,12 @@ def block_multipliers(instance: Instance, starts: Sequence[int] | NDArray[np.int
     """
     from scipy.optimize import linprog
 
-    k_inc = np.asarray(starts, dtype=np.int64)
     a = instance.arrival.astype(np.int64)
     o = instance.output.astype(np.int64)
     s = instance.prompt.astype(np.int64)
     B = int(block)
-    H = int((k_inc + o).max())
-    top = np.full(instance.n, H) if reach is None else np.minimum(H, k_inc + int(reach))
     # columns: the arrival, then every multiple of B in (a, top]
-    first = (a // B + 1) * B
-    extra = np.maximum((top - first) // B + 1, 0)
-    per = 1 + extra
+    first, per = _column_counts(instance, starts, B, reach)
     req = np.repeat(np.arange(instance.n), per)
     off = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
     k = np.where(off == 0, a[req], first[req] + (off - 1) * B)
@@ -177,12 +189,7 @@ def block_columns(instance: Instance, starts: Sequence[int] | NDArray[np.int64],
     ...                        output=[3, 3, 3]), [0, 3, 6], block=3)   # 0, 3, 6, 9 each
     12
     """
-    k_inc = np.asarray(starts, dtype=np.int64)
-    a = instance.arrival.astype(np.int64)
-    H = int((k_inc + instance.output.astype(np.int64)).max())
-    top = np.full(instance.n, H) if reach is None else np.minimum(H, k_inc + int(reach))
-    first = (a // int(block) + 1) * int(block)
-    return int((1 + np.maximum((top - first) // int(block) + 1, 0)).sum())
+    return int(_column_counts(instance, starts, int(block), reach)[1].sum())
 
 
 @dataclass
@@ -240,7 +247,7 @@ def block_lagrangian_bound(instance: Instance, starts: Sequence[int] | NDArray[n
     k_inc = np.asarray(starts, dtype=np.int64)
     if upper is None:
         upper = instance.tel_of_starts(k_inc)
-    H = int((k_inc + instance.output.astype(np.int64)).max())
+    H = _makespan(instance, k_inc)
     block = max(1, math.ceil(H / FIRST_BLOCKS))
     levels: list[dict[str, Any]] = []
     lam: NDArray[np.float64] | None = None
