@@ -84,7 +84,7 @@ EXACT_MAX_N = 20
 #: (:mod:`kvopt.mip.bounds.blocks`) where one evaluation fits
 #: :data:`kvopt.mip.bounds.blocks.MAX_WORK`, else the combinatorial bounds only.
 MAX_BOUND_SIZE = 20_000_000
-#: The list search of the portfolio needs :func:`kvopt.mip.search.improve.list_table_bytes`
+#: The list search of the portfolio needs :func:`kvopt.mip.search.lists.list_table_bytes`
 #: (rows of the starting schedule's makespan, every eighth list prefix); above this share of
 #: the RAM budget the search is LNS only.
 SEARCH_RAM_SHARE = 0.5
@@ -431,7 +431,8 @@ class _SecondSearch:
 def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
                seed: int) -> SolveResult:
     """Phase 3: the bound in a child process while the improvement search runs here."""
-    from kvopt.mip.search.improve import improve, list_table_bytes
+    from kvopt.mip.search.improve import improve
+    from kvopt.mip.search.lists import list_table_bytes
 
     name = "portfolio"
     t = rec.start(name, "interval LP / Lagrangian bound (child process) and the "

@@ -85,9 +85,9 @@ def test_checkpointed_decode_equals_sgs_decode(monkeypatch):
     """Profiles stored after every 8th prefix only (long rows; forced here on short ones):
     re-decoding from the last stored prefix before the first change gives sgs_decode's
     starts along random walks of moves and delays, accepted or not."""
-    import kvopt.mip.search.improve as improve_mod
+    import kvopt.mip.search.lists as lists_mod
 
-    monkeypatch.setattr(improve_mod, "SHORT_ROWS", 0)
+    monkeypatch.setattr(lists_mod, "SHORT_ROWS", 0)
     rng = np.random.default_rng(8)
     for _ in range(150):
         n = int(rng.integers(2, 30))
@@ -150,7 +150,7 @@ def test_list_search_fits_a_thousand_trace_requests():
     prefix, take ~65 MB."""
     from kvopt.core.instance import load_instance
     from kvopt.mip.model.discretize import discretize
-    from kvopt.mip.search.improve import list_table_bytes, list_table_slots
+    from kvopt.mip.search.lists import list_table_bytes, list_table_slots
 
     inst = discretize(load_instance("instances/traces/azure_conv_2023.csv")
                       .take(np.arange(1000)), 0.05)
