@@ -73,6 +73,43 @@ def test_the_lagrangian_scans_to_the_last_priced_slot_with_the_same_value():
         assert got == pytest.approx(_lagrangian_by_hand(inst, lam), abs=1e-9)
 
 
+class _ExpiresAfter:
+    """A stand-in deadline that passes at its ``calls``-th look."""
+
+    def __init__(self, calls: int) -> None:
+        self.left = calls
+
+    def expired(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+
+def test_the_lagrangian_stops_inside_an_evaluation_at_its_deadline(monkeypatch):
+    """A deadline that passes in the middle of the first evaluation ends the call there, with
+    the value at multipliers 0 (the sum of the outputs for windows from the arrivals), not
+    after the whole scan; a finished evaluation is kept."""
+    import kvopt.mip.bounds.relaxations as rel
+
+    monkeypatch.setattr(rel, "CHECK_SLOTS", 0)        # look at the deadline after each group
+    inst = Instance(memory=6, arrival=[0, 0, 1, 2, 2], prompt=[2, 1, 2, 1, 3],
+                    output=[3, 2, 3, 4, 1])
+    lam = np.zeros(inst.horizon + 1)
+    lam[1:6] = 0.3                                     # L(lam) = 16.4
+    full, _ = lagrangian_bound(inst, iterations=1, seed_multipliers=lam, upper=1e9,
+                               narrow=False)
+    assert full > float(inst.output.sum())             # these multipliers price something
+    for looks in (0, 1, 2):       # before the loop, at the first group, at the second
+        got, _ = lagrangian_bound(inst, iterations=5, seed_multipliers=lam, upper=1e9,
+                                  narrow=False, deadline=_ExpiresAfter(looks))
+        assert got == float(inst.output.sum())
+    # one evaluation finished (each group is one look, the loop's own look is one more)
+    done, _ = lagrangian_bound(inst, iterations=5, seed_multipliers=lam, upper=1e9,
+                               narrow=False, deadline=_ExpiresAfter(1 + 4 + 1))
+    assert done == pytest.approx(full)
+    res = block_lagrangian_bound(inst, mcsf_starts(inst), deadline=Deadline(0.0))
+    assert res.value == float(inst.output.sum()) and res.levels == []
+
+
 def test_block_multipliers_are_nonnegative_and_constant_on_each_block():
     rng = np.random.default_rng(5)
     for _ in range(50):

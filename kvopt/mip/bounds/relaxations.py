@@ -19,6 +19,10 @@ from kvopt.core.mcsf import mcsf_starts
 from kvopt.mip.backends.base import get_backend
 from kvopt.mip.model.builder import build_milp, group_requests, start_windows
 
+#: Start slots :func:`lagrangian_bound` scans between two looks at its deadline (a few
+#: hundredths of a second of prefix-sum arithmetic).
+CHECK_SLOTS = 1 << 22
+
 
 class LPNotSolvedError(RuntimeError):
     """The LP relaxation was not solved (time limit or solver failure): no bound.
@@ -115,8 +119,10 @@ def lagrangian_bound(
     tighten_every
         Window tightening period (0: never).
     deadline
-        Stop after the iteration during which this :class:`~kvopt.core.limits.Deadline`
-        passes (default: run all ``iterations``).
+        Stop when this :class:`~kvopt.core.limits.Deadline` passes, also in the middle of an
+        evaluation (default: run all ``iterations``). If it passes before the first
+        evaluation ends, the bound is the value at multipliers 0 (every request at the start
+        of its window: the trivial bound of the windows).
     step
         The first Polyak step's scale (halved after 20 steps without a new best); a small one
         keeps good ``seed_multipliers`` near where they are.
@@ -161,9 +167,12 @@ def lagrangian_bound(
     since = 0
     base = float((o - a).sum())
     for it in range(iterations):
-        if deadline is not None and it > 0 and deadline.expired():
+        got = None if deadline is not None and deadline.expired() else \
+            _cheapest_starts(lam, tau, gs, go, glo, ghi, deadline)
+        if got is None:   # stopped: at least the value at multipliers 0 (each start at glo)
+            best = max(best, base + float(cnt @ glo))
             break
-        mins, argk = _cheapest_starts(lam, tau, gs, go, glo, ghi)
+        mins, argk = got
         val = base + float(cnt @ mins) - M * lam.sum()
         if val > best + 1e-9:
             best, since = val, 0
@@ -193,18 +202,26 @@ def lagrangian_bound(
 
 def _cheapest_starts(lam: NDArray[np.float64], tau: NDArray[np.float64],
                      gs: NDArray[np.float64], go: NDArray[np.int64], glo: NDArray[np.int64],
-                     ghi: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+                     ghi: NDArray[np.int64], deadline: Deadline | None = None
+                     ) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
     """Per group ``g`` (prompt ``gs``, output ``go``, window ``[glo, ghi]``): the least
     ``k + sum_{d=1..o} lam_{k+d} (s + d)`` over its window and the first ``k`` attaining it,
     by prefix sums; windows are scanned only to the last priced slot (past it the cost is
-    ``k``, increasing; :func:`lagrangian_bound`)."""
+    ``k``, increasing; :func:`lagrangian_bound`). ``None`` if ``deadline`` passes first
+    (checked after every :data:`CHECK_SLOTS` start slots scanned)."""
     P0 = np.concatenate([[0.0], np.cumsum(lam)])          # P0[t] = sum_{tau < t} lam
     P1 = np.concatenate([[0.0], np.cumsum(lam * tau)])
     priced = np.flatnonzero(lam)
     top = np.minimum(ghi, np.maximum(glo, int(priced[-1]) if priced.size else 0))
     mins = np.zeros(gs.size)
     argk = np.zeros(gs.size, dtype=np.int64)
+    scanned = 0
     for g in range(gs.size):
+        if deadline is not None and scanned > CHECK_SLOTS:
+            if deadline.expired():
+                return None
+            scanned = 0
+        scanned += int(top[g] - glo[g]) + 1
         k = np.arange(glo[g], top[g] + 1)
         oi = int(go[g])
         cost = (gs[g] - k) * (P0[k + oi + 1] - P0[k + 1]) + (P1[k + oi + 1] - P1[k + 1]) + k
