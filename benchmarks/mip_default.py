@@ -58,6 +58,15 @@ Examples (the runs of reports/mip/default_*.txt)::
         reports/mip/default_paper_second.json reports/mip/default_paper_second_3-10.json \\
         reports/mip/default_paper_second_11-20.json > reports/mip/default_paper_compare.txt
 
+``--combination-from JSON...`` reruns only the default side of ``--fresh`` and takes each
+best combination from earlier records (section 10.5's, for a recheck of the first figure on
+later code)::
+
+    python benchmarks/mip_default.py --fresh --K 10 --seed 20261125 --time-limit 180 \
+        --combination-from reports/mip/default_fresh.json reports/mip/default_fresh_2.json \
+        reports/mip/default_fresh_3.json reports/mip/default_fresh_4.json \
+        --out reports/mip/default_fresh_recheck.json > reports/mip/default_fresh_recheck.txt
+
 (``--skip`` extends an earlier ``--fresh`` run with the next instances of the same draw;
 ``--summary`` prints the medians over several runs' records. Each record compares the two
 commands run back to back on one instance. ``--paper-compare BEFORE AFTER...`` reads ``--paper``
@@ -185,26 +194,42 @@ def table(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "rows": rows}
 
 
+def committed_combinations(paths: list[str] | None) -> dict[str, dict[str, Any]]:
+    """The best-combination records of earlier ``--fresh`` runs, by instance name (a later
+    file's record replaces an earlier one), each marked with the file it came from."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in paths or []:
+        for r in json.loads(Path(f).read_text())["fresh"]["records"]:
+            out[r["instance"]] = {**r["best_combination"], "reused_from": f}
+    return out
+
+
 def fresh(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     S = args.time_limit
     B = round(2 * S / 3)
     recs = []
+    reuse = committed_combinations(args.combination_from)
     for family in args.family:
         for s, inst in draw(family, args.seed, args.K)[args.skip:]:
             path = tmp / f"{inst.name}.json"
             inst.save(path)
             d = run_cli(["solve", str(path), "--time-limit", f"{S:g}"], timeout=S + 600)
-            b = run_cli(["bound", str(path), "--intervals", f"{B:g}", "--improve", f"{B:g}"],
-                        timeout=4 * B + 600)
+            if inst.name in reuse:
+                b = reuse[inst.name]
+            else:
+                b = run_cli(["bound", str(path), "--intervals", f"{B:g}", "--improve",
+                             f"{B:g}"], timeout=4 * B + 600)
+                b = {**b, **summary(b)}
             rec = {"family": family, "instance": inst.name, "instance_seed": s, "n": inst.n,
                    "memory": inst.memory, "default": {**d, **summary(d)},
-                   "best_combination": {**b, **summary(b)}}
+                   "best_combination": b}
             recs.append(rec)
             print(f"| {inst.name} | {rec['default']['schedule']} | {rec['default']['bound']} | "
                   f"{_pct(rec['default']['gap'])} | {rec['best_combination']['schedule']} | "
                   f"{rec['best_combination']['bound']} | {_pct(rec['best_combination']['gap'])}"
-                  f" | {d['wall_s']} / {b['wall_s']} s | {d['load'][0]}-{b['load'][1]} |",
-                  flush=True)
+                  f" | {d['wall_s']} / {b['wall_s']} s"
+                  f"{' (committed)' if 'reused_from' in b else ''} | "
+                  f"{d['load'][0]}-{(d if 'reused_from' in b else b)['load'][1]} |", flush=True)
     return {"records": recs, "median": medians(recs, args.family)}
 
 
@@ -351,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", type=int, default=0,
                    help="--fresh: leave out the first SKIP of the K instances (to extend an "
                         "earlier run with the same --seed)")
+    p.add_argument("--combination-from", nargs="+", default=None, metavar="JSON",
+                   help="--fresh: take the best combination of an instance from these earlier "
+                        "--fresh records where they have it (run only the default)")
     p.add_argument("--paper", default=None, metavar="DIR",
                    help="the default on the paper-scale instances of DIR")
     p.add_argument("--paper-bounds", default=str(ROOT / "reports/mip/dual_paper_all.json"),
