@@ -119,10 +119,9 @@ def lagrangian_bound(
     tighten_every
         Window tightening period (0: never).
     deadline
-        Stop when this :class:`~kvopt.core.limits.Deadline` passes, also in the middle of an
-        evaluation (default: run all ``iterations``). If it passes before the first
-        evaluation ends, the bound is the value at multipliers 0 (every request at the start
-        of its window: the trivial bound of the windows).
+        Stop when this :class:`~kvopt.core.limits.Deadline` passes, also inside an evaluation
+        (default: run all ``iterations``); if before the first one ends, the bound is the value
+        at multipliers 0 (every request at the start of its window).
     step
         The first Polyak step's scale (halved after 20 steps without a new best); a small one
         keeps good ``seed_multipliers`` near where they are.
@@ -186,11 +185,7 @@ def lagrangian_bound(
             slack = upper - val
             new_hi = np.floor(slack + mins + 1e-9).astype(np.int64)  # k <= UB - L + cost
             ghi = np.maximum(np.minimum(ghi, new_hi), glo)
-        g_sub = np.full(Tw + 1, -M)
-        g_sub[0] = 0.0
-        for g in range(len(groups)):      # the chosen starts' memory, less M per slot
-            kk, oi = int(argk[g]), int(go[g])
-            g_sub[kk + 1: kk + oi + 1] += cnt[g] * (gs[g] + np.arange(1, oi + 1))
+        g_sub = _subgradient(argk, gs, go, cnt, Tw, M)
         gnorm = float((g_sub[1:] ** 2).sum())
         if gnorm < 1e-12:
             break
@@ -198,6 +193,18 @@ def lagrangian_bound(
         lam = np.maximum(lam + step_scale * gap / gnorm * g_sub, 0.0)
         lam[0] = 0.0
     return float(best), lam
+
+
+def _subgradient(argk: NDArray[np.int64], gs: NDArray[np.float64], go: NDArray[np.int64],
+                 cnt: NDArray[np.float64], Tw: int, M: float) -> NDArray[np.float64]:
+    """The memory of the chosen starts ``argk`` (``cnt`` requests per group) less ``M``,
+    per slot ``0..Tw`` (slot 0 holds nothing): a subgradient of the Lagrangian."""
+    g_sub = np.full(Tw + 1, -M)
+    g_sub[0] = 0.0
+    for g in range(gs.size):
+        kk, oi = int(argk[g]), int(go[g])
+        g_sub[kk + 1: kk + oi + 1] += cnt[g] * (gs[g] + np.arange(1, oi + 1))
+    return g_sub
 
 
 def _cheapest_starts(lam: NDArray[np.float64], tau: NDArray[np.float64],
