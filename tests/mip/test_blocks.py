@@ -90,7 +90,7 @@ def test_the_lagrangian_stops_inside_an_evaluation_at_its_deadline(monkeypatch):
     after the whole scan; a finished evaluation is kept."""
     import kvopt.mip.bounds.relaxations as rel
 
-    monkeypatch.setattr(rel, "CHECK_SLOTS", 0)        # look at the deadline after each group
+    monkeypatch.setattr(rel, "CHECK_SLOTS", 0)   # a look before every group but the first
     inst = Instance(memory=6, arrival=[0, 0, 1, 2, 2], prompt=[2, 1, 2, 1, 3],
                     output=[3, 2, 3, 4, 1])
     lam = np.zeros(inst.horizon + 1)
@@ -98,11 +98,13 @@ def test_the_lagrangian_stops_inside_an_evaluation_at_its_deadline(monkeypatch):
     full, _ = lagrangian_bound(inst, iterations=1, seed_multipliers=lam, upper=1e9,
                                narrow=False)
     assert full > float(inst.output.sum())             # these multipliers price something
-    for looks in (0, 1, 2):       # before the loop, at the first group, at the second
+    for looks in (0, 1, 2):   # passes before the loop, before the 2nd group, before the 3rd
         got, _ = lagrangian_bound(inst, iterations=5, seed_multipliers=lam, upper=1e9,
                                   narrow=False, deadline=_ExpiresAfter(looks))
         assert got == float(inst.output.sum())
-    # one evaluation finished (each group is one look, the loop's own look is one more)
+    # passes inside the second evaluation (5 requests, no two alike: 5 groups; the first
+    # iteration looks 5 times, the loop's look and one before each of groups 2-5, the second
+    # iteration's own look is the 6th): the first evaluation's value is kept
     done, _ = lagrangian_bound(inst, iterations=5, seed_multipliers=lam, upper=1e9,
                                narrow=False, deadline=_ExpiresAfter(1 + 4 + 1))
     assert done == pytest.approx(full)
