@@ -189,7 +189,7 @@ def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str],
              starts: NDArray[np.int64]) -> str:
     """Which LP bound ``lp`` means on ``inst``: ``"exact"``, ``"lagrangian"`` or ``"none"``
     (the reasons for what is not computed go to ``skipped``)."""
-    from kvopt.mip.bounds.blocks import MAX_WORK, evaluation_work
+    from kvopt.mip.bounds.blocks import work_refusal
     from kvopt.mip.model.sizing import memory_refusal
 
     size = inst.n * inst.horizon
@@ -209,14 +209,13 @@ def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str],
                                "the Lagrangian bound instead; --lp exact forces it)")
             return "lagrangian"
         skipped.setdefault("lp", f"n * T = {size} above {AUTO_EXACT_MAX_SIZE}")
-        work = evaluation_work(inst, starts)
-        if work <= MAX_WORK:
+        too_long = work_refusal(inst, starts)
+        if too_long is None:
             skipped["intervals"] = (f"n * T = {size} above {AUTO_LAGRANGIAN_MAX_SIZE}: no LP at "
                                     "this size (the Lagrangian bound at block-LP multipliers "
                                     "instead)")
             return "lagrangian"
-        skipped["lagrangian"] = (f"one Lagrangian evaluation would scan {work} start slots, "
-                                 f"above {MAX_WORK} (--lp lagrangian forces it)")
+        skipped["lagrangian"] = f"{too_long} (--lp lagrangian forces it)"
         return "none"
     if lp == "none":
         skipped["lp"] = skipped["lagrangian"] = "--lp none"

@@ -245,7 +245,7 @@ class _BoundJob:
 
     def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int,
                  starts: NDArray[np.int64], exact: bool = False) -> None:
-        from kvopt.mip.bounds.blocks import MAX_WORK, evaluation_work
+        from kvopt.mip.bounds.blocks import work_refusal
         from kvopt.mip.model.sizing import SizeEstimate, memory_refusal
 
         self.rec = rec
@@ -259,12 +259,11 @@ class _BoundJob:
         if size > MAX_BOUND_SIZE:
             why = f"n * T = {size} above {MAX_BOUND_SIZE}: no LP at this size"
             rec.bounds["intervals"] = {"value": None, "status": "skipped", "reason": why}
-            work = evaluation_work(instance, starts)
-            if work > MAX_WORK:
+            too_long = work_refusal(instance, starts)
+            if too_long is not None:
                 rec.bounds["lagrangian"] = {
                     "value": None, "status": "skipped",
-                    "reason": f"one Lagrangian evaluation would scan {work} start slots, above "
-                              f"{MAX_WORK} (kvopt.mip.bounds.blocks.MAX_WORK)"}
+                    "reason": f"{too_long} (kvopt.mip.bounds.blocks.MAX_WORK)"}
                 self.name = "none"
                 return
             self.name = "lagrangian"

@@ -104,6 +104,26 @@ def evaluation_work(instance: Instance, starts: Sequence[int] | NDArray[np.int64
     return int((np.maximum(_makespan(instance, starts) - a, 0) + 1).sum())
 
 
+def work_refusal(instance: Instance, starts: Sequence[int] | NDArray[np.int64]) -> str | None:
+    """Why no Lagrangian bound is computed at block-LP multipliers: one evaluation
+    (:func:`evaluation_work`) would scan more than :data:`MAX_WORK` start slots; ``None``
+    where it fits (the check ``kvopt solve``'s portfolio and ``kvopt bound`` share).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=4, arrival=[0, 0], prompt=[1, 1], output=[3, 3])
+    >>> work_refusal(inst, [0, 3]) is None
+    True
+    >>> work_refusal(inst, [0, 10**9])
+    'one Lagrangian evaluation would scan 2000000008 start slots, above 200000000'
+    """
+    work = evaluation_work(instance, starts)
+    if work <= MAX_WORK:
+        return None
+    return f"one Lagrangian evaluation would scan {work} start slots, above {MAX_WORK}"
+
+
 def ramp_mass(s: NDArray[np.int64], k: NDArray[np.int64], o: NDArray[np.int64],
               lo: NDArray[np.int64], hi: NDArray[np.int64]) -> NDArray[np.float64]:
     """Token-slots a request (prompt ``s``, output ``o``, started at ``k``) holds in slots
