@@ -406,6 +406,18 @@ class Instance:
         k = np.asarray(starts, dtype=np.int64)
         return float((k + self.output - self.arrival).sum())
 
+    def makespan_of_starts(self, starts: ArrayLike) -> int:
+        """Last completion ``max_i (k_i + o_i)`` of non-preemptive start slots.
+
+        Examples
+        --------
+        >>> Instance(memory=10, arrival=[0, 1], prompt=[1, 1], output=[4, 8]).makespan_of_starts(
+        ...     [0, 2])
+        10
+        """
+        k = np.asarray(starts, dtype=np.int64)
+        return int((k + self.output.astype(np.int64)).max())
+
     def sha256(self) -> str:
         """Hash of the scheduling content (memory, time unit, arrival, prompt, output).
 

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.arrays import ragged_arange
 from kvopt.core.deprecation import renamed_names
 from kvopt.core.errors import InvalidInstanceError
 
@@ -391,7 +392,7 @@ def stream_tokens(
     if m == 0:
         return np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0)
     rid = np.repeat(np.arange(m), o)
-    j = np.arange(rid.size) - np.repeat(np.cumsum(o) - o, o) + 1
+    j = ragged_arange(o) + 1
     slot = start[rid] + j
     emit = slot.astype(np.float64) if times is None else times[slot]
     due = np.asarray(arrival, dtype=np.float64)[rid] + ttft[rid] + (j - 1) * tbt[rid]

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from kvopt.core.arrays import ragged_arange
 from kvopt.core.errors import InvalidInstanceError, UsageError
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
@@ -95,7 +96,7 @@ def build_goodput_milp(instance: Instance,
     B = instance.max_batch
     if B is not None:  # running at tau = k+1 .. k+o
         jj = np.repeat(np.arange(ncol), o[req])
-        off = np.arange(jj.size) - np.repeat(np.cumsum(o[req]) - o[req], o[req])
+        off = ragged_arange(o[req])
         tau = k[jj] + 1 + off
         used, rows = np.unique(tau, return_inverse=True)
         blocks_r.append(nrow + rows.reshape(-1))

@@ -53,6 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from kvopt.core.arrays import ragged_arange
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline
 
@@ -71,18 +72,13 @@ MAX_COLUMNS = 400_000
 MAX_WORK = 200_000_000
 
 
-def _makespan(instance: Instance, starts: Sequence[int] | NDArray[np.int64]) -> int:
-    """The last completion ``max (starts + o)`` of a schedule's starts."""
-    return int((np.asarray(starts, dtype=np.int64) + instance.output.astype(np.int64)).max())
-
-
 def _column_counts(instance: Instance, starts: Sequence[int] | NDArray[np.int64], block: int,
                    reach: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Per request, the first block boundary after its arrival and its number of columns in
     the block LP (the arrival, then every multiple of ``block`` up to ``min(H, start +
     reach)``)."""
     a = instance.arrival.astype(np.int64)
-    H = _makespan(instance, starts)
+    H = instance.makespan_of_starts(starts)
     top = (np.full(instance.n, H) if reach is None
            else np.minimum(H, np.asarray(starts, dtype=np.int64) + int(reach)))
     first = (a // block + 1) * block
@@ -101,7 +97,7 @@ def evaluation_work(instance: Instance, starts: Sequence[int] | NDArray[np.int64
     28
     """
     a = instance.arrival.astype(np.int64)
-    return int((np.maximum(_makespan(instance, starts) - a, 0) + 1).sum())
+    return int((np.maximum(instance.makespan_of_starts(starts) - a, 0) + 1).sum())
 
 
 def work_refusal(instance: Instance, starts: Sequence[int] | NDArray[np.int64]) -> str | None:
@@ -168,14 +164,14 @@ def block_multipliers(instance: Instance, starts: Sequence[int] | NDArray[np.int
     # columns: the arrival, then every multiple of B in (a, top]
     first, per = _column_counts(instance, starts, B, reach)
     req = np.repeat(np.arange(instance.n), per)
-    off = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    off = ragged_arange(per)
     k = np.where(off == 0, a[req], first[req] + (off - 1) * B)
     n_cols = k.size
     # rows: the blocks each column's ramp [k+1, k+o] touches
     b0, b1 = k // B, (k + o[req] - 1) // B
     nb = b1 - b0 + 1
     col = np.repeat(np.arange(n_cols), nb)
-    blk = np.repeat(b0, nb) + (np.arange(nb.sum()) - np.repeat(np.cumsum(nb) - nb, nb))
+    blk = np.repeat(b0, nb) + ragged_arange(nb)
     r = req[col]
     mass = ramp_mass(s[r], k[col], o[r], blk * B + 1, (blk + 1) * B)
     n_blocks = int(blk.max()) + 1
@@ -267,7 +263,7 @@ def block_lagrangian_bound(instance: Instance, starts: Sequence[int] | NDArray[n
     k_inc = np.asarray(starts, dtype=np.int64)
     if upper is None:
         upper = instance.tel_of_starts(k_inc)
-    H = _makespan(instance, k_inc)
+    H = instance.makespan_of_starts(k_inc)
     block = max(1, math.ceil(H / FIRST_BLOCKS))
     levels: list[dict[str, Any]] = []
     lam: NDArray[np.float64] | None = None

@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from kvopt.core.arrays import ragged_arange
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows, subgradient
@@ -279,7 +280,7 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
             continue
         lens = L[data.col_group[cols]]
         jc = np.repeat(cols, lens)
-        off = np.arange(jc.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        off = ragged_arange(lens)
         t = data.col_start[jc] + al[data.col_group[jc]] + off
         present, rows = np.unique(t, return_inverse=True)
         R.append(nrow + rows.reshape(-1))

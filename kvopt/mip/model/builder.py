@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from kvopt.core.arrays import ragged_arange
 from kvopt.core.instance import Instance
 from kvopt.mip.bounds.combinatorial import core_lengths, leave_one_out_bounds
 from kvopt.mip.model.data import MILPData
@@ -206,10 +207,7 @@ class Layout:
     @cached_property
     def col_start(self) -> NDArray[np.int64]:
         """Start slot of every column."""
-        first = np.repeat(np.cumsum(self.cols_per_group) - self.cols_per_group,
-                          self.cols_per_group)
-        return (self.lo[self.rep][self.col_group]
-                + np.arange(self.col_group.size, dtype=np.int64) - first)
+        return self.lo[self.rep][self.col_group] + ragged_arange(self.cols_per_group)
 
     def of_group(self, values: NDArray[np.int64]) -> NDArray[np.int64]:
         """A per-request array read at every group's representative."""
@@ -289,7 +287,7 @@ def _ramps(lay: Layout) -> _Ramps:
     go = lay.of_group(lay.instance.output)[lay.col_group]
     gs = lay.of_group(lay.instance.prompt)[lay.col_group]
     jj = np.repeat(np.arange(lay.n_cols), go)
-    dd = np.arange(jj.size) - np.repeat(np.cumsum(go) - go, go) + 1
+    dd = ragged_arange(go) + 1
     tau = lay.col_start[jj] + dd
     used = np.unique(tau)
     row_of_tau = np.full(int(tau.max()) + 1, -1, dtype=np.int64)
@@ -433,7 +431,7 @@ def core_rows(lay: Layout, q: int) -> RowBlock | None:
         return None
     lens = gL[keep]
     jc = np.repeat(keep, lens)
-    off = np.arange(jc.size) - np.repeat(np.cumsum(lens) - lens, lens)
+    off = ragged_arange(lens)
     tc = lay.col_start[jc] - lay.of_group(lay.instance.prompt)[lay.col_group[jc]] + off
     present, rows = np.unique(tc - int(tc.min()), return_inverse=True)
     return _block(rows.reshape(-1), jc, np.ones(jc.size), present.size, q, f"core{q}")

@@ -52,9 +52,8 @@ def list_table_slots(instance: Instance, starts: NDArray[np.int64]) -> int:
     >>> list_table_slots(inst, np.array([0, 0, 3]))     # makespan 5: 7 + 3 + 2
     12
     """
-    o = instance.output.astype(np.int64)
-    span = int((np.asarray(starts, dtype=np.int64) + o).max())
-    return min(_serial_slots(instance), int(SPAN_FACTOR * span) + int(o.max()) + 2)
+    span = instance.makespan_of_starts(starts)
+    return min(_serial_slots(instance), int(SPAN_FACTOR * span) + int(instance.output.max()) + 2)
 
 
 #: The list search keeps the free-memory profile after every :data:`CHECKPOINT`-th list
