@@ -81,7 +81,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}/r", "--seeds", "0:9223372036854775809"], "--seeds"),
         (["--out", "{out}/r", "--n", "0"], "--n"),
         (["--out", "{out}/r", "--max-batch", "0"], "--max-batch"),
-        (["--out", "{out}/r", "--time-limit", "-1"], "--time-limit"),
+        (["--out", "{out}/r", "--solve-time-limit", "-1"], "--solve-time-limit"),
         (["--seeds", "0:2"], "--out"),
     ],
     "hardness knapsack": [
@@ -93,8 +93,8 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--weights", "2,3", "--values", "1,1", "--capacity", "3", "--knapsacks", "0"],
          "--knapsacks"),
         (["--weights", "2,3", "--values", "1,1"], "--capacity"),
-        (["--weights", "2,3", "--values", "1,1", "--capacity", "3", "--time-limit", "0"],
-         "--time-limit"),
+        (["--weights", "2,3", "--values", "1,1", "--capacity", "3", "--solve-time-limit",
+          "0"], "--solve-time-limit"),
         (["--weights", "2,3", "--values", "1,1", "--capacity", "3", "--instance-out", "{out}"],
          "--instance-out"),
     ],
@@ -175,7 +175,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
          "--memory"),
         (["amin", "--out", "{out}/x.json", "--interval", "3", "2"], "--interval"),
         (["mcsf", "--out", "{out}/x.json", "--solver", "nope"], "--solver"),
-        (["mcsf", "--out", "{out}/x.json", "--time-limit", "-1"], "--time-limit"),
+        (["mcsf", "--out", "{out}/x.json", "--solve-time-limit", "-1"], "--solve-time-limit"),
         (["mcsf", "--out", "{out}/x.json", "--restarts", "0"], "--restarts"),
         (["mcsf", "--out", "{out}/x.json", "--rng-seed", "-1"], "--rng-seed"),
         (["mcsf", "--out", "{out}/x.json", "--seeds", "0", "-1"], "--seeds"),
@@ -220,7 +220,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{fx}/afile"], "--out"),
         (["--workers", "-1", "--out", "{out}/sw"], "--workers"),
         (["--solver", "nope", "--out", "{out}/sw"], "--solver"),
-        (["--time-limit", "0", "--out", "{out}/sw"], "--time-limit"),
+        (["--solve-time-limit", "0", "--out", "{out}/sw"], "--solve-time-limit"),
         ([SMOKE], "--db"),
         (["{fx}/missing.toml", "--db", "{out}/r.sqlite"], "SPEC"),
         (["{fx}/bad-policy.toml", "--db", "{out}/r.sqlite"], "policies[0].name"),
@@ -291,7 +291,7 @@ BATTERY: dict[str, list[tuple[list[str], str]]] = {
         (["--out", "{out}/p", "--policies", "nope"], "--policies"),
         (["--out", "{out}/p", "--instances", "0"], "--instances"),
         (["--out", "{fx}/afile"], "--out"),
-        (["--out", "{out}/p", "--time-limit", "0"], "--time-limit"),
+        (["--out", "{out}/p", "--solve-time-limit", "0"], "--solve-time-limit"),
         (["--out", "{out}/p", "--seed", "-1"], "--seed"),
     ],
     "predictions experiment": [
@@ -486,9 +486,10 @@ ACCEPTED: set[tuple[str, str, str]] = {
         ("solve", "--time-limit"), ("solve", "--memory-budget"), ("solve", "--slot-seconds"),
         ("bound", "--slot-seconds"), ("bound", "--solve"),
         ("bound", "--improve"), ("bound", "--intervals"), ("bound", "--memory-budget"),
-        ("report search", "--time-limit"), ("sweep", "--time-limit"),
-        ("sweep", "--task-time-limit"), ("hardness knapsack", "--time-limit"),
-        ("hardness report", "--time-limit"), ("predictions price", "--time-limit"),
+        *((cmd, opt) for cmd in ("report search", "sweep", "hardness knapsack", "hardness report",
+                                 "predictions price")
+          for opt in ("--solve-time-limit", "--time-limit")),  # the second: its old spelling
+        ("sweep", "--task-time-limit"),
         ("queueing", "--C"), ("ratio", "--s")]),
 }
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import subprocess
@@ -152,3 +153,39 @@ def test_kvopt_runs_with_deprecation_warnings_as_errors() -> None:
                         "kvopt.queueing, kvopt.report.price, kvopt.theory.values"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
+
+
+
+#: Commands whose ``--time-limit`` limited each MIP solve (it is ``--solve-time-limit`` now),
+#: with the arguments each one requires.
+PER_SOLVE = {"report search": ["mcsf", "--out", "x.json"], "sweep": [],
+             "hardness knapsack": ["--weights", "2", "--values", "1", "--capacity", "3"],
+             "hardness report": ["--out", "x"], "predictions price": ["--out", "x"]}
+
+
+def _leaf(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for name in command.split():
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[name]
+    return parser
+
+
+@pytest.mark.parametrize("command", sorted(PER_SOLVE))
+def test_the_old_per_solve_time_limit_sets_the_new_one_and_says_so(
+        command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from kvopt.cli.main import build_parser, main
+
+    parser = build_parser()
+    argv = [*command.split(), *PER_SOLVE[command]]
+    new = parser.parse_args([*argv, "--solve-time-limit", "7"])
+    assert new.solve_time_limit == 7.0 and capsys.readouterr().err == ""
+    old = parser.parse_args([*argv, "--time-limit", "7"])
+    err = capsys.readouterr().err
+    assert old.solve_time_limit == 7.0
+    assert "--time-limit is deprecated here" in err and "use --solve-time-limit" in err
+    assert main([*argv, "--time-limit", "0"]) == 2
+    assert "argument --time-limit: must be" in capsys.readouterr().err
+    shown = _leaf(parser, command).format_help()
+    assert "--solve-time-limit" in shown
+    assert "--time-limit" not in shown.replace("-solve-time-limit", "").replace(
+        "-task-time-limit", "")

@@ -132,13 +132,13 @@ def _knapsack(n: int, capacity: int, knapsacks: int, limit: float):
     w, v = rng.integers(50, 400, 60)[:n], rng.integers(1, 100, 60)[:n]
     r, wall = _timed(["hardness", "knapsack", "--weights", ",".join(map(str, w)),
                       "--values", ",".join(map(str, v)), "--capacity", str(capacity),
-                      "--knapsacks", str(knapsacks), "--time-limit", str(limit), "--json"])
+                      "--knapsacks", str(knapsacks), "--solve-time-limit", str(limit), "--json"])
     return r, wall, (json.loads(r.stdout) if r.returncode != 2 else None)
 
 
 def test_hardness_knapsack_goodput_program_above_the_budget_is_refused_at_once():
     """60 items: the mapped instance's goodput program (~357 M non-zeros, 54 GiB) was built
-    for minutes past --time-limit 2; now refused before it is built, naming --weights."""
+    for minutes past --solve-time-limit 2; now refused before it is built, naming --weights."""
     r, wall, _ = _knapsack(60, 3000, 4, 2)
     assert r.returncode == 2, r.stderr
     assert "invalid --weights: the mapped instance's horizon is the sum of the weights" in r.stderr

@@ -16,9 +16,9 @@ from kvopt.core.instance import Instance, load_instance
 from kvopt.core.progress import Heartbeat, Progress, note  # the progress helpers every command uses
 
 __all__ = ["DEFAULT_SEED", "Heartbeat", "Progress", "add_instance_argument", "add_json_argument",
-           "bytes_arg", "check_input_file", "check_output_dir", "check_output_file", "emit",
-           "float_in", "int_at_least", "json_stdout", "note", "read_instance", "seed_arg",
-           "stdout_to_stderr", "write_stdout"]
+           "add_solve_time_limit", "bytes_arg", "check_input_file", "check_output_dir",
+           "check_output_file", "emit", "float_in", "int_at_least", "json_stdout", "note",
+           "read_instance", "seed_arg", "stdout_to_stderr", "write_stdout"]
 
 #: Seed every randomized command uses when ``--seed`` is not given (printed with the results).
 DEFAULT_SEED = 0
@@ -310,6 +310,46 @@ def float_in(lo: float, hi: float = float("inf"), *, lo_open: bool = False,
 
     parse.__name__ = "number"
     return parse
+
+
+class _OldSpelling(argparse.Action):
+    """An option kept under its old name for one release: it sets the new option's value and
+    says on stderr which name to use (stdout stays clean for ``--json``)."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str,
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"{parser.prog}: {option_string} is deprecated here, where it limits each MIP "
+              f"solve, not the whole call; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_solve_time_limit(p: argparse.ArgumentParser, default: float | None, help: str) -> None:
+    """``--solve-time-limit S`` (``args.solve_time_limit``): seconds for *each* MIP solve of a
+    command that runs many of them.
+
+    ``--time-limit`` is the whole call (``kvopt solve``), so these commands' per-solve limit has
+    a name of its own. Their old spelling ``--time-limit`` still works for one release: it sets
+    the same value and prints a deprecation line on stderr; ``--help`` shows only the new name.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser(prog="kvopt demo")
+    >>> add_solve_time_limit(p, 10.0, "seconds per MIP solve (default 10)")
+    >>> p.parse_args([]).solve_time_limit
+    10.0
+    >>> p.parse_args(["--solve-time-limit", "3"]).solve_time_limit
+    3.0
+    """
+    p.add_argument("--solve-time-limit", type=float_in(0, lo_open=True), default=default,
+                   metavar="S", help=help)
+    p.add_argument("--time-limit", dest="solve_time_limit", type=float_in(0, lo_open=True),
+                   default=argparse.SUPPRESS, metavar="S", action=_OldSpelling,
+                   new="--solve-time-limit", help=argparse.SUPPRESS)
 
 
 @contextlib.contextmanager

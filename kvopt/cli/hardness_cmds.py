@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from kvopt.cli.common import add_json_argument, emit, float_in, int_at_least, seed_arg
+from kvopt.cli.common import (
+    add_json_argument,
+    add_solve_time_limit,
+    emit,
+    int_at_least,
+    seed_arg,
+)
 from kvopt.core.errors import UsageError
 
 EXIT_OK, EXIT_DIFFER = 0, 1
@@ -60,8 +66,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="number of knapsacks (batch slots), default 1")
     k.add_argument("--solver", default="highs", choices=("highs", "cbc", "cpsat", "scipy"),
                    help="MIP backend for both programs (default highs)")
-    k.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0, metavar="S",
-                   help="time limit per solve in seconds (default 60)")
+    add_solve_time_limit(k, 60.0, "seconds for each of the two MIP solves (default 60)")
     k.add_argument("--instance-out", metavar="FILE",
                    help="also write the mapped serving instance (JSON, atomic)")
     add_json_argument(k)
@@ -79,8 +84,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="requests per random instance")
     r.add_argument("--max-batch", type=int_at_least(1, 10**6), default=2, metavar="B",
                    help="batch limit of the random instances (default 2)")
-    r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=20.0, metavar="S",
-                   help="goodput MIP time limit per instance (default 20)")
+    add_solve_time_limit(r, 20.0, "seconds for each instance's goodput MIP (default 20)")
     add_json_argument(r)
     r.set_defaults(func=run_report)
 
@@ -109,7 +113,7 @@ def run_knapsack(args: argparse.Namespace) -> int:
     check_output_file(args.instance_out, "--instance-out")
     try:
         doc = hardness_check(args.weights, args.values, args.capacity, args.knapsacks,
-                             solver=args.solver, time_limit=args.time_limit)
+                             solver=args.solver, time_limit=args.solve_time_limit)
     except MemoryBudgetError as exc:  # the mapped instance's horizon is the sum of the weights
         if exc.field != "instance":
             raise
@@ -142,7 +146,7 @@ def run_report(args: argparse.Namespace) -> int:
         else ""
     try:
         m = goodput_report(args.out, seeds=args.seeds, n=args.n, max_batch=args.max_batch,
-                           time_limit=args.time_limit, command=command)
+                           time_limit=args.solve_time_limit, command=command)
     except MemoryBudgetError as exc:  # the random instances' goodput MIP: their size is --n
         if exc.field != "instance":
             raise

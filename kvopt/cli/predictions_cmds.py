@@ -9,6 +9,7 @@ from pathlib import Path
 from kvopt.cli.common import (
     DEFAULT_SEED,
     add_json_argument,
+    add_solve_time_limit,
     check_output_dir,
     emit,
     float_in,
@@ -50,8 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="larger instances vs the combinatorial bound (default 3; 0 = none)")
     r.add_argument("--large-n", type=int_at_least(2, 10**5), default=200,
                    help="requests per larger instance (default 200)")
-    r.add_argument("--time-limit", type=float_in(0, lo_open=True), default=60.0,
-                   help="seconds per MIP solve")
+    add_solve_time_limit(r, 60.0, "seconds for each MIP solve (default 60)")
     r.add_argument("--seed", type=seed_arg, default=DEFAULT_SEED,
                    help=f"instances and simulations (default {DEFAULT_SEED}; printed)")
     r.add_argument("--preemption", default="restart", choices=("restart", "recompute", "swap"),
@@ -115,13 +115,13 @@ def run_price(args: argparse.Namespace) -> int:
     cmd = _command(["kvopt", "predictions", "price", "--out", str(args.out), "--errors",
                     *[f"{x:g}" for x in args.errors], "--policies", *policies,
                     "--instances", str(args.instances), "--n", str(args.n), "--large",
-                    str(args.large), "--large-n", str(args.large_n), "--time-limit",
-                    f"{args.time_limit:g}", "--seed", str(args.seed),
+                    str(args.large), "--large-n", str(args.large_n), "--solve-time-limit",
+                    f"{args.solve_time_limit:g}", "--seed", str(args.seed),
                     *(["--preemption", args.preemption] if args.preemption != "restart"
                       else [])])
     rows = price_rows(args.errors, instances=args.instances, n=args.n, seed=args.seed,
                       policies=policies, large=args.large, large_n=args.large_n,
-                      time_limit=args.time_limit, preemption=args.preemption)
+                      time_limit=args.solve_time_limit, preemption=args.preemption)
     files = write_price_report(Path(args.out), rows, cmd)
     emit(args, {"rows": rows, "files": [str(f) for f in files], "seed": args.seed,
                 "command": cmd},

@@ -7,6 +7,7 @@ import argparse
 from kvopt.cli.common import (
     DEFAULT_SEED,
     add_json_argument,
+    add_solve_time_limit,
     check_input_file,
     check_output_dir,
     check_output_file,
@@ -110,8 +111,8 @@ def _add_search(rs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="prediction interval [L, U] of every request (Amin/Amax need one)")
     s.add_argument("--solver", default="highs", choices=backend_names(),
                    help="MIP backend that proves each instance's OPT (default highs)")
-    s.add_argument("--time-limit", type=float_in(0, lo_open=True), default=10.0,
-                   help="seconds per MIP solve, one per instance tried (default 10)")
+    add_solve_time_limit(s, 10.0, "seconds for each MIP solve, one per instance tried "
+                         "(default 10)")
     add_json_argument(s)
     s.set_defaults(func=run_search)
 
@@ -272,7 +273,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise UsageError(flag, exc.reason) from None
     res = search(args.policy, space=space, restarts=args.restarts, steps=args.steps,
                  seeds=args.seeds, rng_seed=args.rng_seed, solver=args.solver,
-                 time_limit=args.time_limit, progress=not args.json)
+                 time_limit=args.solve_time_limit, progress=not args.json)
     if res.instance is None:
         emit(args, {"ok": False, "policy": args.policy, "rng_seed": args.rng_seed},
              f"no instance with a proven optimum (rng seed {args.rng_seed})")

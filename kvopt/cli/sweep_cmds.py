@@ -17,6 +17,7 @@ from typing import Any
 
 from kvopt.cli.common import (
     add_json_argument,
+    add_solve_time_limit,
     check_input_file,
     check_output_dir,
     check_output_file,
@@ -32,7 +33,7 @@ from kvopt.sweep.spec import SpecError, check_spec, expand_tasks, load_spec, par
 from kvopt.sweep.store import ResultStore
 
 #: Flags of the generator form (not allowed with a spec file).
-_FLAG_FORM = ("generator", "seeds", "policies", "solver", "time_limit", "param", "out",
+_FLAG_FORM = ("generator", "seeds", "policies", "solver", "solve_time_limit", "param", "out",
               "preemption")
 
 
@@ -84,8 +85,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     g.add_argument("--policies", default=None, help="comma-separated policy names (mcsf)")
     g.add_argument("--solver", default=None, choices=backend_names(),
                    help="MIP backend for OPT (omit to skip)")
-    g.add_argument("--time-limit", type=float_in(0, lo_open=True), default=None,
-                   help="per-solve limit, seconds (10)")
+    add_solve_time_limit(g, None, "seconds for each MIP solve (default 10)")
     g.add_argument("--param", action="append", default=None, metavar="KEY=NUMBER",
                    help="generator parameter, e.g. --param n=12 (repeatable)")
     g.add_argument("--out", default=None, help="output folder")
@@ -142,7 +142,7 @@ def _flag_spec(args: argparse.Namespace) -> SweepSpec:
     except SpecError as exc:
         raise UsageError("--seeds", exc.reason) from None
     spec = SweepSpec(args.generator or "model1", seeds, policies, args.solver,
-                     args.time_limit if args.time_limit is not None else 10.0,
+                     args.solve_time_limit if args.solve_time_limit is not None else 10.0,
                      _params(args.param or []), preemption=args.preemption)
     try:
         check_spec(spec.to_spec())

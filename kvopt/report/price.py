@@ -346,7 +346,7 @@ def price_plot(rows: list[dict[str, Any]], path: Path) -> None:
         else:  # every small instance unproven (price_rows keeps the rows, with the count)
             dropped = max((int(r.get("dropped_unproven") or 0) for r in sub), default=0)
             ax.text(0.5, 0.5, f"no instance with a ratio to show\n({dropped} unproven "
-                    "dropped: raise --time-limit)", transform=ax.transAxes, ha="center",
+                    "dropped: raise --solve-time-limit)", transform=ax.transAxes, ha="center",
                     va="center")
     fig.tight_layout()
     save_figure(fig, path, dpi=110)

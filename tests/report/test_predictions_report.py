@@ -47,7 +47,7 @@ def test_price_report_says_when_no_small_instance_was_proven(tmp_path, monkeypat
     ax = fig.axes[0]
     assert not ax.lines and ax.get_legend() is None
     assert [t.get_text() for t in ax.texts] == [
-        "no instance with a ratio to show\n(2 unproven dropped: raise --time-limit)"]
+        "no instance with a ratio to show\n(2 unproven dropped: raise --solve-time-limit)"]
 
 
 def _figure_of(monkeypatch, rows, tmp_path):
