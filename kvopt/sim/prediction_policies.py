@@ -217,6 +217,24 @@ class RankPolicy(Policy):
             return self.r0[run] - age
         return self.refresh.remaining(run, age)
 
+    def _quiet(self, st: SimState, run: NDArray[np.int64], rk: NDArray[np.float64],
+               contrib: NDArray[np.int64], locked: NDArray[np.bool_]) -> bool:
+        """Whether :meth:`decide` would change nothing at this step (most steps of a long
+        trace): the running requests fit ``M`` at ``t + 1`` (no overflow) and the batch limit,
+        and the queue's head cannot start where the merge by rank would try it, behind the
+        non-preemptable requests and the preemptable ones ranked at or before it. Then every
+        running request stays, nobody starts, and the rest of the queue waits behind the head.
+        """
+        M, B = st.M, int(getattr(st, "B", st.n))
+        if int(contrib.sum()) > M or run.shape[0] > B:
+            return False
+        head, hr = _head(self.queue, self.wrank)
+        if head < 0:
+            return True
+        before = locked | (rk <= hr)
+        need = int(st.s[head] + st.kept[head]) + 1
+        return int(contrib[before].sum()) + need > M or int(before.sum()) >= B
+
     def decide(self, st: SimState) -> Decision:
         t, s, M = st.t, st.s, st.M
         kept = st.kept
@@ -239,6 +257,11 @@ class RankPolicy(Policy):
             contrib = s[run] + (t + 1) - st.start[run]
             served = age + self.attained[run] if self.age_mode == "attained" else age
             locked = served >= self.limit[run]
+            if self._quiet(st, run, rk, contrib, locked):
+                npred, wake = (self._refreshes(st, run, age, 0) if self.predictor is not None
+                               else (0, None))
+                return Decision(evict=None, admit=np.zeros(0, dtype=np.int64), wake=wake,
+                                predictions=npred)
             tie = self.rank[run]
             # 1. overflow: the running requests, by rank, must fit M at t+1; the worst go
             #    (non-preemptable ones too: someone must) and may restart at once

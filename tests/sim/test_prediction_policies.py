@@ -228,3 +228,33 @@ def test_static_trail_overflow_evicts_preemptable_before_locked():
         assert pol.violations == 0, (k, pol.violations)
         locked_evicted += pol.locked_evicted
     assert locked_evicted > 0, "no overflow evicted a locked run: the test is blind"
+
+
+@pytest.mark.parametrize("mode", ["restart", "recompute", "swap"])
+def test_the_quiet_step_shortcut_decides_as_the_full_pass(mode, monkeypatch):
+    """RankPolicy._quiet skips the merge by rank on steps where nothing would change; with it
+    switched off every step takes the full pass, and the schedules are the same to the bit."""
+    runs = [("trail", {}), ("trail", {"age": "attained", "C": 0.5}),
+            ("trail", {"refine": False, "predictions": "exact", "C": 0.3}),
+            ("sprpt", {"predictions": "exact"}), ("srpt", {}), ("spjf", {"predictions": "exact"})]
+    cases = []
+    for inst in _instances():
+        for name, kw in runs:
+            for batch in (None, 3):
+                cases.append((inst, name, kw, batch))
+    quiet = RankPolicy._quiet
+    said = []
+
+    def counted(*args):
+        said.append(quiet(*args))
+        return said[-1]
+
+    monkeypatch.setattr(RankPolicy, "_quiet", counted)
+    fast = [simulate(i, p, seed=2, preemption=mode, max_batch=b, **kw) for i, p, kw, b in cases]
+    assert 0 < sum(said) < len(said)            # both kinds of step occur
+    monkeypatch.setattr(RankPolicy, "_quiet", lambda *args: False)
+    full = [simulate(i, p, seed=2, preemption=mode, max_batch=b, **kw) for i, p, kw, b in cases]
+    for (_, name, kw, batch), a, b in zip(cases, fast, full, strict=True):
+        assert a.schedule.to_dict() == b.schedule.to_dict(), (name, kw, batch)
+        assert ({k: v for k, v in a.stats.items() if k != "wall_seconds"}
+                == {k: v for k, v in b.stats.items() if k != "wall_seconds"}), (name, kw, batch)
