@@ -314,17 +314,17 @@ def float_in(lo: float, hi: float = float("inf"), *, lo_open: bool = False,
 
 class _OldSpelling(argparse.Action):
     """An option kept under its old name for one release: it sets the new option's value and
-    says on stderr which name to use (stdout stays clean for ``--json``)."""
+    says on stderr why and which name to use (stdout stays clean for ``--json``)."""
 
-    def __init__(self, option_strings: list[str], dest: str, *, new: str,
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, why: str,
                  **kwargs: Any) -> None:
         super().__init__(option_strings, dest, **kwargs)
-        self.new = new
+        self.new, self.why = new, why
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        print(f"{parser.prog}: {option_string} is deprecated here, where it limits each MIP "
-              f"solve, not the whole call; use {self.new}", file=sys.stderr)
+        print(f"{parser.prog}: {option_string} is deprecated here, {self.why}; use {self.new}",
+              file=sys.stderr)
         setattr(namespace, self.dest, values)
 
 
@@ -349,7 +349,9 @@ def add_solve_time_limit(p: argparse.ArgumentParser, default: float | None, help
                    metavar="S", help=help)
     p.add_argument("--time-limit", dest="solve_time_limit", type=float_in(0, lo_open=True),
                    default=argparse.SUPPRESS, metavar="S", action=_OldSpelling,
-                   new="--solve-time-limit", help=argparse.SUPPRESS)
+                   new="--solve-time-limit",
+                   why="where it limits each MIP solve, not the whole call",
+                   help=argparse.SUPPRESS)
 
 
 @contextlib.contextmanager
