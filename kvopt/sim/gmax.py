@@ -253,6 +253,9 @@ class GmaxPolicy:
         self.t0, self.now0 = st.t, st.now
         self.rank = np.empty(n, dtype=np.int64)
         self.rank[np.lexsort((np.arange(n), inst.arrival))] = np.arange(n)
+        # the bound of a request that has generated nothing (every waiting one), computed once
+        self.ub0 = (None if self.lengths == "exact" else
+                    conditional_upper(self.median, self.sigma, self.q, np.zeros(n, np.int64)))
         self.stats = {"frames": 0, "preemptions": 0, "overflow_evictions": 0}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
@@ -271,7 +274,12 @@ class GmaxPolicy:
     def _bound(self, ids: NDArray[np.int64], g: NDArray[np.int64]) -> NDArray[np.int64]:
         if self.lengths == "exact":
             return np.maximum(self.o[ids], g + 1)
-        return conditional_upper(self.median[ids], self.sigma, self.q, g)
+        assert self.ub0 is not None
+        ub = self.ub0[ids]
+        grown = g > 0
+        if grown.any():
+            ub[grown] = conditional_upper(self.median[ids[grown]], self.sigma, self.q, g[grown])
+        return ub
 
     def analyze(self, st: SimState, ids: NDArray[np.int64], g: NDArray[np.int64]
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
@@ -358,6 +366,17 @@ class GmaxPolicy:
         return good.astype(np.float64), feas, work[gi].astype(np.float64)
 
     # --------------------------------------------------------------- decide
+    def _could_fit(self, ids: NDArray[np.int64], pos: NDArray[np.int64], room: int
+                   ) -> NDArray[np.int64]:
+        """The positions of ``pos`` whose request fits ``room`` tokens alone (prompt + 1).
+
+        Admission takes candidates in order and skips those that do not fit the room left,
+        which only shrinks; so when every candidate may start (the batch limit does not cut the
+        list), dropping those that do not fit even the whole room first changes nothing, and
+        spares ranking a long queue of which only a few can start.
+        """
+        return pos[self.s[ids[pos]] + 1 <= room]
+
     def decide(self, st: SimState) -> Decision:
         t, M, B = st.t, st.M, st.B
         run = st.running
@@ -406,11 +425,15 @@ class GmaxPolicy:
             chosen = np.zeros(ids.size, dtype=bool)
             chosen[sel] = True
             if sel.size < B:  # work conservation: fill by priority, bound, arrival
-                chosen[top(np.flatnonzero(~chosen), B - sel.size)] = True
+                rest = np.flatnonzero(~chosen)
+                chosen[rest if rest.size <= B - sel.size else top(rest, B - sel.size)] = True
             chosen[:nr] &= alive
-            new = ranked(nr + np.flatnonzero(chosen[nr:]))      # selected waiting
-            out = ranked(np.flatnonzero(~chosen[:nr] & alive))[::-1]  # unselected running
+            picked = nr + np.flatnonzero(chosen[nr:])            # selected waiting
             free = B - n_run
+            if picked.size <= free:  # all may start: only those that fit can (see below)
+                picked = self._could_fit(ids, picked, M - used)
+            new = ranked(picked)
+            out = ranked(np.flatnonzero(~chosen[:nr] & alive))[::-1]  # unselected running
             want = new[:max(free, 0)]
             extra = new[max(free, 0):]
             victims: list[int] = []
@@ -427,7 +450,10 @@ class GmaxPolicy:
                 want = np.concatenate([want, extra[:vic.size]])
                 self.stats["preemptions"] += vic.size
         else:
-            want = top(nr + np.arange(wait.size), B - n_run)
+            pos = nr + np.arange(wait.size)
+            if pos.size <= B - n_run:  # all may start: only those that fit can (see below)
+                pos = self._could_fit(ids, pos, M - used)
+            want = top(pos, B - n_run)
         # admission under the KV limit: in order, skipping requests that do not fit now
         cand = ids[want]
         need = self.s[cand] + 1
@@ -438,7 +464,8 @@ class GmaxPolicy:
             k = int(np.argmin(fits))
             keep = list(cand[:k].tolist())
             room = M - used - int(need[:k].sum())
-            for i, nd in zip(cand[k:].tolist(), need[k:].tolist(), strict=True):
+            late = k + np.flatnonzero(need[k:] <= room)  # the room only shrinks: others never fit
+            for i, nd in zip(cand[late].tolist(), need[late].tolist(), strict=True):
                 if nd <= room:
                     keep.append(i)
                     room -= nd

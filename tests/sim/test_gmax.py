@@ -168,3 +168,51 @@ def test_eq43_numerics():
         assert 1 / eq43_ratio(d) == pytest.approx(inv, abs=5e-3)
         assert eq43_lp(d) == pytest.approx(eq43_ratio(d), rel=1e-9)
     assert num["inverse"] > 8.13  # the printed 1/8.13 is not attained
+
+
+def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
+    """GmaxPolicy computes the bound of waiting requests once (ub0) and ranks only the waiting
+    requests that fit the free memory when all may start (_could_fit). With both undone, the
+    schedules are the same to the bit, on mixed-SLO instances and on a trace prefix."""
+    from kvopt.predictions.quantile import conditional_upper
+    from kvopt.sim.gmax import GmaxPolicy
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for _ in range(3):
+        n = 50
+        kinds = rng.choice(["stream", "deadline", "compound", "none"], n)
+        inst = Instance(
+            memory=int(rng.integers(60, 200)), arrival=rng.integers(0, 100, n),
+            prompt=rng.integers(1, 20, n), output=rng.integers(1, 40, n), slo_kind=kinds.tolist(),
+            ttft_slo=[5 if k == "stream" else None for k in kinds],
+            tbt_slo=[1.5 if k == "stream" else None for k in kinds],
+            deadline=[60 if k in ("deadline", "compound") else None for k in kinds],
+            group=[i % 4 if k == "compound" else None for i, k in enumerate(kinds)],
+            stage=[i // 4 if k == "compound" else None for i, k in enumerate(kinds)])
+        for kw in ({}, {"candidates": "topk", "frame": 3}, {"infeasible": "discount"}):
+            cases.append((inst, kw))
+    trace = load_instance("instances/traces/azure_conv_2023.csv").take(np.arange(1500))
+    cases.append((trace, {}))
+    could_fit = GmaxPolicy._could_fit
+    dropped = []
+
+    def counted(self, ids, pos, room):
+        kept = could_fit(self, ids, pos, room)
+        dropped.append(pos.size - kept.size)
+        return kept
+
+    monkeypatch.setattr(GmaxPolicy, "_could_fit", counted)
+    fast = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
+    assert sum(d > 0 for d in dropped) > 0        # the shortcut did leave requests out
+
+    def plain_bound(self, ids, g):
+        if self.lengths == "exact":
+            return np.maximum(self.o[ids], g + 1)
+        return conditional_upper(self.median[ids], self.sigma, self.q, g)
+
+    monkeypatch.setattr(GmaxPolicy, "_could_fit", lambda self, ids, pos, room: pos)
+    monkeypatch.setattr(GmaxPolicy, "_bound", plain_bound)
+    plain = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
+    for (_, kw), a, b in zip(cases, fast, plain, strict=True):
+        assert a == b, kw
