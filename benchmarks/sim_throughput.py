@@ -28,6 +28,8 @@ Usage::
         --baseline d1a03ba       # TRAIL (refined ranks) on the trace itself, before / after
     python benchmarks/sim_throughput.py --cli-only --only tie --min-requests 19366 \
         --baseline d1a03ba       # TIE, the same
+    python benchmarks/sim_throughput.py --cli-only --only gmax --min-requests 19366 \
+        --baseline 7350c99       # GMAX, the same
 """
 
 from __future__ import annotations
@@ -144,6 +146,8 @@ CLI_CONFIGS = [
      ["--policy", "trail", "--step-time", "a100-llama2-70b-tp2"]),
     ("*tie (log-t, adaptive beta), restart, a100-llama2-70b-tp2",
      ["--policy", "tie", "--step-time", "a100-llama2-70b-tp2"]),
+    ("*gmax (quantile bounds, frame 50), restart, a100-llama2-70b-tp2",
+     ["--policy", "gmax", "--step-time", "a100-llama2-70b-tp2"]),
 ]
 
 
