@@ -84,7 +84,7 @@ from kvopt.core.errors import UsageError, UsageTypeError
 from kvopt.core.instance import Instance
 from kvopt.core.schedule import PREEMPTION_MODES
 from kvopt.core.stability import lifetime_token_steps, mean_token_steps
-from kvopt.sim.admission import FutureProfile, admit_prefix
+from kvopt.sim.admission import FutureProfile, admit_prefix, earliest_fit
 from kvopt.sim.engine import Decision, SimState, evictions_to_cover
 from kvopt.sim.policies import PolicyInfo, register_policy
 from kvopt.sim.policies.base import Policy, _choice, _count, _number
@@ -229,26 +229,46 @@ class _Bucket:
     """Token buckets: type ``k`` earns ``rate[k]`` per slot and holds at most one cohort
     plus one slot's earnings (so the long-run admission rate is ``rate[k]`` whatever the
     rounding of the cohort, and a slot may start more than one cohort when ``rate > cohort``).
+
+    A bucket's level is computed from its last withdrawal (or refill), ``min(cap, base +
+    rate (t - since))``, so it does not depend on how often the policy looks at it.
+
+    Examples
+    --------
+    >>> b = _Bucket(np.array([0.25]), np.array([1]))
+    >>> b.take(0, 1); b.advance(3); b.level(0), b.wait(0, 1)      # 0.25 + 3 * 0.25
+    (1.0, 0)
+    >>> b.take(0, 1); b.advance(4); b.level(0), b.wait(0, 1)
+    (0.25, 3)
     """
 
     def __init__(self, rate: NDArray[np.float64], cohort: NDArray[np.int64]) -> None:
         self.rate = rate
         self.cap = cohort.astype(np.float64) + rate
-        self.level = self.cap.copy()
+        self.base = self.cap.copy()
+        self.since = np.zeros(rate.shape[0], dtype=np.int64)
         self.t = 0
 
     def advance(self, t: int, idle: bool = False) -> None:
-        """Earn the credit of the slots since the last call; an empty system (``idle``)
-        holds a full bucket (there is no pipeline to stagger, and on a trace the engine
-        skips idle time in one slot)."""
-        self.level = np.minimum(self.cap, self.level + self.rate * (t - self.t))
-        if idle:
-            self.level = self.cap.copy()
+        """Move to slot ``t``; an empty system (``idle``) holds a full bucket (there is no
+        pipeline to stagger, and on a trace the engine skips idle time in one slot)."""
         self.t = t
+        if idle:
+            self.base = self.cap.copy()
+            self.since[:] = t
+
+    def level(self, k: int) -> float:
+        """Credit of type ``k`` at the current slot."""
+        return float(min(self.cap[k], self.base[k] + self.rate[k] * (self.t - self.since[k])))
+
+    def take(self, k: int, size: int) -> None:
+        """Withdraw ``size`` requests' credit from type ``k`` at the current slot."""
+        self.base[k] = self.level(k) - size
+        self.since[k] = self.t
 
     def wait(self, k: int, need: int) -> int:
         """Slots until type ``k`` holds ``need``."""
-        short = need - self.level[k]
+        short = need - self.level(k)
         return 0 if short <= 1e-9 else math.ceil(short / self.rate[k] - 1e-9)
 
 
@@ -336,13 +356,18 @@ class WaitPolicy(Policy):
         o = st.o[ids]   # how many of the cohort (a prefix) fit the exact future profile
         fit = admit_prefix(self.profile.window(t, int(o.max())), st.s[ids], o, st.M)
         if fit < size and not (first and st.running.shape[0] == 0 and fit > 0):
-            return 1
+            if not st.running.shape[0]:
+                return 1
+            # not before its first request fits alone (the profile only grows until the next
+            # completion, where the engine decides anyway)
+            return earliest_fit(self.profile, t, int(st.s[ids[0]]), int(o[0]), st.M,
+                                int(st.run_end.min())) - t
         ids = ids[:fit]
         for i in ids.tolist():
             self.profile.add(t, int(st.s[i]), int(st.o[i]))
         self.heads[k] = h + ids.shape[0]
         self.started += int(ids.shape[0])
-        self.bucket.level[k] -= ids.shape[0]
+        self.bucket.take(k, int(ids.shape[0]))
         self.stats["cohorts"] += 1
         self.stats["partial_cohorts"] += int(ids.shape[0] < need)
         return ids.tolist()

@@ -194,3 +194,48 @@ def test_gsa_is_restart_only(capsys):
     assert main(["simulate", "instances/tiny/tiny-online.json", "--policy", "gsa",
                  "--preemption", "recompute"]) == 2
     assert "gsa supports restart" in capsys.readouterr().err
+
+
+def test_wait_sleeps_until_a_blocked_cohort_can_fit(monkeypatch):
+    """A cohort that does not fit the memory wakes WAIT at the first slot where its first
+    request fits alone (kvopt.sim.admission.earliest_fit), not at every slot: the same starts
+    as waking at the next slot, with fewer decisions."""
+    import kvopt.sim.fluid as fluid
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for _ in range(12):
+        n, M = int(rng.integers(30, 150)), int(rng.integers(40, 200))
+        s = rng.integers(0, 10, n)
+        o = np.minimum(rng.integers(1, M // 3, n), M - s - 1).clip(1)
+        inst = Instance(memory=M, arrival=np.sort(rng.integers(0, 2 * n, n)), prompt=s,
+                        output=o)
+        cases += [(inst, {}), (inst, {"types": 2, "flush": "idle"})]
+    sleeping = [simulate(inst, "wait", **kw) for inst, kw in cases]
+    monkeypatch.setattr(fluid, "earliest_fit", lambda profile, t, *args: t + 1)
+    every = [simulate(inst, "wait", **kw) for inst, kw in cases]
+    for a, b in zip(sleeping, every, strict=True):
+        assert a.schedule.to_dict() == b.schedule.to_dict()
+    assert sum(a.stats["decisions"] for a in sleeping) < sum(b.stats["decisions"] for b in every)
+
+
+def test_the_wait_bucket_does_not_depend_on_when_it_is_read():
+    from kvopt.sim.fluid import _Bucket
+
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        rate = rng.uniform(0.01, 2.0, 3)
+        cohort = rng.integers(1, 4, 3)
+        events = sorted(rng.choice(np.arange(1, 60), 8, replace=False).tolist())
+        takes = {int(t): int(rng.integers(0, 3)) for t in events[::2]}
+        a, b = _Bucket(rate, cohort), _Bucket(rate, cohort)
+        for t in range(1, 61):            # a: read at every slot; b: only at the withdrawals
+            a.advance(t)
+            if t in takes:
+                b.advance(t)
+                assert a.level(0) == b.level(0)
+                a.take(0, takes[t])
+                b.take(0, takes[t])
+        b.advance(60)
+        assert [a.level(k) for k in range(3)] == [b.level(k) for k in range(3)]
+        assert [a.wait(k, 2) for k in range(3)] == [b.wait(k, 2) for k in range(3)]
