@@ -30,6 +30,8 @@ Usage::
         --baseline d1a03ba       # TIE, the same
     python benchmarks/sim_throughput.py --cli-only --only gmax --min-requests 19366 \
         --baseline 7350c99       # GMAX, the same
+    python benchmarks/sim_throughput.py --cli-only --only wait --min-requests 19366 \
+        --baseline 1fd350e       # WAIT, the same
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ CLI_CONFIGS = [
      ["--policy", "tie", "--step-time", "a100-llama2-70b-tp2"]),
     ("*gmax (quantile bounds, frame 50), restart, a100-llama2-70b-tp2",
      ["--policy", "gmax", "--step-time", "a100-llama2-70b-tp2"]),
+    ("*wait (8 types, exact lengths), restart, a100-llama2-70b-tp2",
+     ["--policy", "wait", "--step-time", "a100-llama2-70b-tp2"]),
 ]
 
 
