@@ -93,6 +93,10 @@ class Decision:
     predictions
         Number of length predictions the policy made at this decision point (one batch);
         with ``run_engine(prediction_cost=...)`` their latency is added to the next batch.
+    predictions_ahead
+        Only when :attr:`SimState.predictions_free`: the predictions the policy makes at each
+        step ``t+1, t+2, ...`` before ``wake`` at which it would decide nothing; the engine
+        counts those of the steps it skips.
 
     Examples
     --------
@@ -117,6 +121,7 @@ class Decision:
     arrivals_matter: bool = True
     arrival_filter: Any = None
     predictions: int = 0
+    predictions_ahead: Any = None
 
 
 class WaitQueue:

@@ -146,6 +146,7 @@ class _Engine:
         if max_batch is None:
             max_batch = instance.max_batch
         st = self.st = SimState(instance, rng, max_batch, cfg)
+        st.predictions_free = prediction_cost is None
         self.instance, self.policy, self.step_time = instance, policy, step_time
         self.source, self.meta, self.prediction_cost = source, meta, prediction_cost
         n, a = st.n, st.a
@@ -232,6 +233,10 @@ class _Engine:
                 self._check_capacity(t)
             if not self._advance(dec, adm, extra, chunks):
                 continue
+            if dec.predictions_ahead is not None:  # the steps the policy slept through
+                done = dec.predictions_ahead[: st.t - t - 1]
+                self.pred[0] += int(np.count_nonzero(done))
+                self.pred[1] += int(done.sum())
         return self._finish(_time.perf_counter() - t_wall)
 
     def _complete(self, t: int) -> None:

@@ -105,6 +105,8 @@ AgeMode = Literal["run", "attained"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _KEY_SCALE = float(2**30)
+#: Steps a quiet refined-rank policy looks ahead (and may sleep) at most (RankPolicy._sleep).
+SLEEP_STEPS = 256
 
 
 def _ordinal(x: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -235,6 +237,45 @@ class RankPolicy(Policy):
         need = int(st.s[head] + st.kept[head]) + 1
         return int(contrib[before].sum()) + need > M or int(before.sum()) >= B
 
+    def _sleep(self, st: SimState, run: NDArray[np.int64], age: NDArray[np.int64],
+               contrib: NDArray[np.int64], served: NDArray[np.int64]
+               ) -> tuple[int, NDArray[np.int64]]:
+        """After a quiet step (:meth:`_quiet`) with refined ranks: the next step at which
+        :meth:`decide` might change something, and the predictions made at the quiet steps
+        before it.
+
+        Until an event (arrival, completion: the engine stops there anyway) the running set
+        and the queue stay as they are; each running request grows by one token a step, its
+        age and service by one, and its rank is its refreshed estimate, read from the refresh
+        table as far as the table reaches for every running request (at most
+        :data:`SLEEP_STEPS` steps). Step ``t + j`` is quiet under :meth:`_quiet`'s test with
+        those values.
+        """
+        cache = self.refresh
+        assert cache is not None
+        t, M, ev = st.t, st.M, cache.every
+        reach = (cache.first[run] + cache.ahead) * ev - age  # steps j with a table entry: j < reach
+        J = min(int(reach.min()), SLEEP_STEPS)
+        if J <= 1:
+            return t + 1, _EMPTY
+        j = np.arange(1, J, dtype=np.int64)
+        a = age[None, :] + j[:, None]                      # ages at steps t+1 .. t+J-1
+        jj = a // ev
+        quiet = int(contrib.sum()) + j * run.shape[0] <= M   # no overflow
+        head, hr = _head(self.queue, self.wrank)
+        if head >= 0:
+            rk = np.maximum(cache.table[run[None, :], jj - cache.first[run][None, :]]
+                            - (a - jj * ev), 0.0)          # = cache.remaining(run, a[j - 1])
+            before = (served[None, :] + j[:, None] >= self.limit[run][None, :]) | (rk <= hr)
+            n_before = before.sum(axis=1)
+            used = (before * contrib[None, :]).sum(axis=1) + n_before * j
+            need = int(st.s[head] + st.kept[head]) + 1
+            quiet &= (used + need > M) | (n_before >= int(getattr(st, "B", st.n)))
+        stop = np.flatnonzero(~quiet)
+        k = int(stop[0]) + 1 if stop.size else J           # first step that may not be quiet
+        a = a[: k - 1]
+        return t + k, ((a % ev == 0) & (a > 0)).sum(axis=1).astype(np.int64)
+
     def decide(self, st: SimState) -> Decision:
         t, s, M = st.t, st.s, st.M
         kept = st.kept
@@ -260,8 +301,11 @@ class RankPolicy(Policy):
             if self._quiet(st, run, rk, contrib, locked):
                 npred, wake = (self._refreshes(st, run, age, 0) if self.predictor is not None
                                else (0, None))
+                ahead = None
+                if self.refresh is not None and st.predictions_free:
+                    wake, ahead = self._sleep(st, run, age, contrib, served)
                 return Decision(evict=None, admit=np.zeros(0, dtype=np.int64), wake=wake,
-                                predictions=npred)
+                                predictions=npred, predictions_ahead=ahead)
             tie = self.rank[run]
             # 1. overflow: the running requests, by rank, must fit M at t+1; the worst go
             #    (non-preemptable ones too: someone must) and may restart at once

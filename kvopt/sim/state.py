@@ -100,6 +100,9 @@ class SimState:
         total, in blocks).
     rng
         The run's ``numpy.random.Generator`` (seeded by ``simulate(seed=...)``).
+    predictions_free
+        Set by the engine: length predictions cost no time in this run, so a policy may sleep
+        through steps whose predictions only need counting (:attr:`Decision.predictions_ahead`).
 
     Examples
     --------
@@ -126,6 +129,7 @@ class SimState:
         self.done = np.zeros(self.n, dtype=bool)
         self.is_waiting = np.zeros(self.n, dtype=bool)
         self.kept = np.zeros(self.n, dtype=np.int64)
+        self.predictions_free = False
         self.swapped = np.zeros(self.n, dtype=bool)
         self.running = _EMPTY
         self.run_end = _EMPTY  # true completion slot of each running request

@@ -233,7 +233,8 @@ def test_static_trail_overflow_evicts_preemptable_before_locked():
 @pytest.mark.parametrize("mode", ["restart", "recompute", "swap"])
 def test_the_quiet_step_shortcut_decides_as_the_full_pass(mode, monkeypatch):
     """RankPolicy._quiet skips the merge by rank on steps where nothing would change; with it
-    switched off every step takes the full pass, and the schedules are the same to the bit."""
+    switched off every step takes the full pass, and the schedules are the same to the bit
+    (the unit step time keeps no clock to differ)."""
     runs = [("trail", {}), ("trail", {"age": "attained", "C": 0.5}),
             ("trail", {"refine": False, "predictions": "exact", "C": 0.3}),
             ("sprpt", {"predictions": "exact"}), ("srpt", {}), ("spjf", {"predictions": "exact"})]
@@ -256,5 +257,37 @@ def test_the_quiet_step_shortcut_decides_as_the_full_pass(mode, monkeypatch):
     full = [simulate(i, p, seed=2, preemption=mode, max_batch=b, **kw) for i, p, kw, b in cases]
     for (_, name, kw, batch), a, b in zip(cases, fast, full, strict=True):
         assert a.schedule.to_dict() == b.schedule.to_dict(), (name, kw, batch)
-        assert ({k: v for k, v in a.stats.items() if k != "wall_seconds"}
-                == {k: v for k, v in b.stats.items() if k != "wall_seconds"}), (name, kw, batch)
+        skip = ("wall_seconds", "decisions")  # quiet steps may also sleep (below)
+        assert ({k: v for k, v in a.stats.items() if k not in skip}
+                == {k: v for k, v in b.stats.items() if k not in skip}), (name, kw, batch)
+
+
+@pytest.mark.parametrize("mode", ["restart", "recompute", "swap"])
+def test_refined_ranks_sleep_through_quiet_steps_with_the_same_schedule(mode, monkeypatch):
+    """With free predictions, a quiet refined-rank policy sleeps until the first step that
+    may not be quiet (RankPolicy._sleep, reading the refresh table ahead) and the engine
+    counts the predictions of the steps it skips: the same schedules and prediction counts
+    as deciding at every step, with fewer decisions."""
+    runs = [("trail", {}), ("trail", {"age": "attained", "C": 0.5}), ("trail", {"every": 3}),
+            ("trail", {"sigma0": 0.0, "bins": 0})]
+    cases = [(inst, name, kw, batch, step)
+             for inst in _instances() for name, kw in runs for batch in (None, 3)
+             for step in ("unit", "a100-llama2-7b-tp1")]
+
+    def run_all():
+        return [simulate(i, p, seed=2, preemption=mode, max_batch=b, step_time=st, **kw)
+                for i, p, kw, b, st in cases]
+
+    sleeping = run_all()
+    monkeypatch.setattr(RankPolicy, "_sleep", lambda self, st, *args: (st.t + 1, np.zeros(0)))
+    every = run_all()
+    for (_, name, kw, batch, step), a, b in zip(cases, sleeping, every, strict=True):
+        da, db = a.schedule.to_dict(), b.schedule.to_dict()
+        if step != "unit":  # a skipped stretch sums its step times before adding them
+            for d in (da, db):
+                d.pop("times"), d.pop("claimed_objective", None)
+        assert da == db, (name, kw, batch, step)
+        sa, sb = ({k: v for k, v in r.stats.items() if k not in ("wall_seconds", "decisions")}
+                  for r in (a, b))
+        assert sa == sb, (name, kw, batch, step)
+    assert sum(r.stats["decisions"] for r in sleeping) < sum(r.stats["decisions"] for r in every)
