@@ -219,23 +219,31 @@ class RankPolicy(Policy):
             return self.r0[run] - age
         return self.refresh.remaining(run, age)
 
-    def _quiet(self, st: SimState, run: NDArray[np.int64], rk: NDArray[np.float64],
-               contrib: NDArray[np.int64], locked: NDArray[np.bool_]) -> bool:
-        """Whether :meth:`decide` would change nothing at this step (most steps of a long
-        trace): the running requests fit ``M`` at ``t + 1`` (no overflow) and the batch limit,
-        and the queue's head cannot start where the merge by rank would try it, behind the
-        non-preemptable requests and the preemptable ones ranked at or before it. Then every
-        running request stays, nobody starts, and the rest of the queue waits behind the head.
+    def _quiet_steps(self, st: SimState, rk: NDArray[np.float64], contrib: NDArray[np.int64],
+                     locked: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Per row (a step; columns, the last axis: the running requests, their rank, memory
+        at the next slot and lock): whether :meth:`decide` would change nothing there (a 0-d
+        array for one step given as 1-d arrays). The running requests
+        fit ``M`` (no overflow) and the batch limit, and the queue's head cannot start where
+        the merge by rank would try it, behind the non-preemptable requests and the
+        preemptable ones ranked at or before it. Then every running request stays, nobody
+        starts, and the rest of the queue waits behind the head.
         """
         M, B = st.M, int(getattr(st, "B", st.n))
-        if int(contrib.sum()) > M or run.shape[0] > B:
-            return False
+        quiet = np.asarray(contrib.sum(axis=-1) <= M)
+        if contrib.shape[-1] > B:
+            return np.zeros(contrib.shape[:-1], dtype=bool)
         head, hr = _head(self.queue, self.wrank)
-        if head < 0:
-            return True
-        before = locked | (rk <= hr)
-        need = int(st.s[head] + st.kept[head]) + 1
-        return int(contrib[before].sum()) + need > M or int(before.sum()) >= B
+        if head >= 0:
+            before = locked | (rk <= hr)
+            need = int(st.s[head] + st.kept[head]) + 1
+            quiet &= ((before * contrib).sum(axis=-1) + need > M) | (before.sum(axis=-1) >= B)
+        return quiet
+
+    def _quiet(self, st: SimState, rk: NDArray[np.float64], contrib: NDArray[np.int64],
+               locked: NDArray[np.bool_]) -> bool:
+        """:meth:`_quiet_steps` at this step."""
+        return bool(self._quiet_steps(st, rk, contrib, locked))
 
     def _sleep(self, st: SimState, run: NDArray[np.int64], age: NDArray[np.int64],
                contrib: NDArray[np.int64], served: NDArray[np.int64]
@@ -248,29 +256,23 @@ class RankPolicy(Policy):
         and the queue stay as they are; each running request grows by one token a step, its
         age and service by one, and its rank is its refreshed estimate, read from the refresh
         table as far as the table reaches for every running request (at most
-        :data:`SLEEP_STEPS` steps). Step ``t + j`` is quiet under :meth:`_quiet`'s test with
+        :data:`SLEEP_STEPS` steps). Step ``t + j`` is quiet under :meth:`_quiet_steps` with
         those values.
         """
         cache = self.refresh
         assert cache is not None
-        t, M, ev = st.t, st.M, cache.every
+        t, ev = st.t, cache.every
         reach = (cache.first[run] + cache.ahead) * ev - age  # steps j with a table entry: j < reach
         J = min(int(reach.min()), SLEEP_STEPS)
         if J <= 1:
             return t + 1, _EMPTY
-        j = np.arange(1, J, dtype=np.int64)
-        a = age[None, :] + j[:, None]                      # ages at steps t+1 .. t+J-1
+        j = np.arange(1, J, dtype=np.int64)[:, None]
+        a = age[None, :] + j                               # ages at steps t+1 .. t+J-1
         jj = a // ev
-        quiet = int(contrib.sum()) + j * run.shape[0] <= M   # no overflow
-        head, hr = _head(self.queue, self.wrank)
-        if head >= 0:
-            rk = np.maximum(cache.table[run[None, :], jj - cache.first[run][None, :]]
-                            - (a - jj * ev), 0.0)          # = cache.remaining(run, a[j - 1])
-            before = (served[None, :] + j[:, None] >= self.limit[run][None, :]) | (rk <= hr)
-            n_before = before.sum(axis=1)
-            used = (before * contrib[None, :]).sum(axis=1) + n_before * j
-            need = int(st.s[head] + st.kept[head]) + 1
-            quiet &= (used + need > M) | (n_before >= int(getattr(st, "B", st.n)))
+        rk = np.maximum(cache.table[run[None, :], jj - cache.first[run][None, :]]
+                        - (a - jj * ev), 0.0)              # = cache.remaining(run, a[j - 1])
+        quiet = self._quiet_steps(st, rk, contrib[None, :] + j,
+                                  served[None, :] + j >= self.limit[run][None, :])
         stop = np.flatnonzero(~quiet)
         k = int(stop[0]) + 1 if stop.size else J           # first step that may not be quiet
         a = a[: k - 1]
@@ -298,7 +300,7 @@ class RankPolicy(Policy):
             contrib = s[run] + (t + 1) - st.start[run]
             served = age + self.attained[run] if self.age_mode == "attained" else age
             locked = served >= self.limit[run]
-            if self._quiet(st, run, rk, contrib, locked):
+            if self._quiet(st, rk, contrib, locked):
                 npred, wake = (self._refreshes(st, run, age, 0) if self.predictor is not None
                                else (0, None))
                 ahead = None
