@@ -25,6 +25,17 @@ COUNTER = "instances/adversarial/gmax-density-counterexample.json"
 EDF_SJF = "instances/adversarial/edf-sjf-N9-M20.json"
 
 
+def _slo_fields(kinds):
+    """Instance fields of mixed SLOs: a stream, deadline or compound SLO (or none) per kind."""
+    return dict(
+        slo_kind=kinds.tolist(),
+        ttft_slo=[5 if k == "stream" else None for k in kinds],
+        tbt_slo=[1.5 if k == "stream" else None for k in kinds],
+        deadline=[60 if k in ("deadline", "compound") else None for k in kinds],
+        group=[i % 4 if k == "compound" else None for i, k in enumerate(kinds)],
+        stage=[i // 4 if k == "compound" else None for i, k in enumerate(kinds)])
+
+
 def _goodput(inst, policy, **kw):
     res = simulate(inst, policy, **kw)
     rep = check_schedule(inst, res.schedule)
@@ -132,12 +143,7 @@ def test_code_variants_run_and_validate():
     kinds = rng.choice(["stream", "deadline", "compound", "none"], n)
     inst = Instance(
         memory=200, arrival=rng.integers(0, 30, n), prompt=rng.integers(1, 20, n),
-        output=rng.integers(1, 30, n), max_batch=6, slo_kind=kinds.tolist(),
-        ttft_slo=[5 if k == "stream" else None for k in kinds],
-        tbt_slo=[1.5 if k == "stream" else None for k in kinds],
-        deadline=[60 if k in ("deadline", "compound") else None for k in kinds],
-        group=[i % 4 if k == "compound" else None for i, k in enumerate(kinds)],
-        stage=[i // 4 if k == "compound" else None for i, k in enumerate(kinds)])
+        output=rng.integers(1, 30, n), max_batch=6, **_slo_fields(kinds))
     for kw in ({}, {"candidates": "topk"}, {"group_key": "context"},
                {"infeasible": "discount"}, {"lengths": "exact", "frame": 1}):
         _goodput(inst, "gmax", **kw)
@@ -184,12 +190,7 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
         kinds = rng.choice(["stream", "deadline", "compound", "none"], n)
         inst = Instance(
             memory=int(rng.integers(60, 200)), arrival=rng.integers(0, 100, n),
-            prompt=rng.integers(1, 20, n), output=rng.integers(1, 40, n), slo_kind=kinds.tolist(),
-            ttft_slo=[5 if k == "stream" else None for k in kinds],
-            tbt_slo=[1.5 if k == "stream" else None for k in kinds],
-            deadline=[60 if k in ("deadline", "compound") else None for k in kinds],
-            group=[i % 4 if k == "compound" else None for i, k in enumerate(kinds)],
-            stage=[i // 4 if k == "compound" else None for i, k in enumerate(kinds)])
+            prompt=rng.integers(1, 20, n), output=rng.integers(1, 40, n), **_slo_fields(kinds))
         for kw in ({}, {"candidates": "topk", "frame": 3}, {"infeasible": "discount"}):
             cases.append((inst, kw))
     trace = load_instance("instances/traces/azure_conv_2023.csv").take(np.arange(1500))
