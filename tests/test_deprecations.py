@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib
 import subprocess
@@ -163,17 +162,11 @@ PER_SOLVE = {"report search": ["mcsf", "--out", "x.json"], "sweep": [],
              "hardness report": ["--out", "x"], "predictions price": ["--out", "x"]}
 
 
-def _leaf(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    for name in command.split():
-        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = action.choices[name]
-    return parser
-
-
 @pytest.mark.parametrize("command", sorted(PER_SOLVE))
 def test_the_old_per_solve_time_limit_sets_the_new_one_and_says_so(
         command: str, capsys: pytest.CaptureFixture[str]) -> None:
     from kvopt.cli.main import build_parser, main
+    from tests.test_cli_battery import _leaf_parser
 
     parser = build_parser()
     argv = [*command.split(), *PER_SOLVE[command]]
@@ -185,7 +178,7 @@ def test_the_old_per_solve_time_limit_sets_the_new_one_and_says_so(
     assert "--time-limit is deprecated here" in err and "use --solve-time-limit" in err
     assert main([*argv, "--time-limit", "0"]) == 2
     assert "argument --time-limit: must be" in capsys.readouterr().err
-    shown = _leaf(parser, command).format_help()
+    shown = _leaf_parser(parser, command).format_help()
     assert "--solve-time-limit" in shown
     assert "--time-limit" not in shown.replace("-solve-time-limit", "").replace(
         "-task-time-limit", "")
