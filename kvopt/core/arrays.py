@@ -4,6 +4,8 @@ Examples
 --------
 >>> ragged_arange([2, 0, 3]).tolist()
 [0, 1, 0, 1, 2]
+>>> lex_smallest([np.array([2, 1, 1, 0]), np.array([0, 5, 4, 9])], 2).tolist()
+[3, 2]
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ragged_arange"]
+__all__ = ["lex_smallest", "ragged_arange"]
 
 
 def ragged_arange(counts: ArrayLike) -> NDArray[np.int64]:
@@ -40,3 +42,58 @@ def ragged_arange(counts: ArrayLike) -> NDArray[np.int64]:
     """
     c = np.asarray(counts, dtype=np.int64).reshape(-1)
     return np.arange(int(c.sum()), dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
+
+
+def lex_smallest(keys: list[NDArray[np.generic]], k: int) -> NDArray[np.int64]:
+    """The positions of the ``k`` smallest entries in the lexicographic order of ``keys``.
+
+    ``keys[0]`` is the primary key, ``keys[1]`` breaks its ties, and so on; the last key must
+    make the order strict (no two positions equal on every key), for instance an arrival
+    rank. The result is the same set as ``np.lexsort(keys[::-1])[:k]``, in no particular
+    order, found with one ``np.partition`` per key on the positions still tied instead of a
+    full sort: O(m) for ``m`` positions rather than O(m log m), which matters when a policy
+    takes a few requests from a long queue at every step.
+
+    Parameters
+    ----------
+    keys
+        Equally long 1-d arrays, primary key first; not NaN.
+    k
+        How many positions; ``k >= m`` returns all of them.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` positions into the keys, ``min(k, m)`` of them.
+
+    Examples
+    --------
+    >>> prio = np.array([0.0, 0.0, -1.0, 0.0, 0.0])
+    >>> tie = np.array([3, 1, 7, 1, 1])
+    >>> rank = np.array([0, 4, 1, 3, 2])
+    >>> sorted(lex_smallest([prio, tie, rank], 3).tolist())     # -1.0 first, then tie 1
+    [2, 3, 4]
+    >>> np.lexsort((rank, tie, prio))[:3].tolist()
+    [2, 4, 3]
+    """
+    m = keys[0].size
+    rest = np.arange(m, dtype=np.int64)
+    if k >= m:
+        return rest
+    taken: list[NDArray[np.int64]] = []
+    need = max(int(k), 0)
+    for key in keys:
+        if need == 0 or rest.size == need:
+            break
+        v = key[rest]
+        thr = np.partition(v, need - 1)[need - 1]
+        below = rest[v < thr]
+        taken.append(below)
+        need -= below.size
+        rest = rest[v == thr]
+    if need != rest.size:
+        if need:
+            raise ValueError("lex_smallest: the last key does not make the order strict")
+        rest = rest[:0]
+    taken.append(rest)
+    return np.concatenate(taken)

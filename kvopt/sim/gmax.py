@@ -51,11 +51,13 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from kvopt.core.arrays import lex_smallest
 from kvopt.core.errors import UsageError
 from kvopt.core.slo import COMPOUND, DEADLINE, NONE, STREAM, group_arrival
 from kvopt.predictions.quantile import conditional_upper
@@ -107,6 +109,30 @@ def gmax_select(prio: NDArray[np.float64], key: NDArray[Any], B: int, p: float =
     cs = np.concatenate(([0.0], np.cumsum(prio[order])))
     s = int(np.argmax(cs[B:] - cs[:-B]))
     return order[s:s + B]
+
+
+def _greedy_fit(need: NDArray[np.int64], room: int) -> tuple[NDArray[np.int64], int]:
+    """Admission in order under ``room`` tokens, skipping what does not fit now: the
+    positions taken and the room left.
+
+    Examples
+    --------
+    >>> taken, left = _greedy_fit(np.array([4, 5, 2, 1]), 7)
+    >>> taken.tolist(), left
+    ([0, 2, 3], 0)
+    """
+    fits = np.cumsum(need) <= room
+    if fits.all():
+        return np.arange(need.size, dtype=np.int64), room - int(need.sum())
+    k = int(np.argmin(fits))
+    keep = list(range(k))
+    room -= int(need[:k].sum())
+    late = k + np.flatnonzero(need[k:] <= room)  # the room only shrinks: others never fit
+    for i, nd in zip(late.tolist(), need[late].tolist(), strict=True):
+        if nd <= room:
+            keep.append(i)
+            room -= nd
+    return np.asarray(keep, dtype=np.int64), room
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -377,6 +403,26 @@ class GmaxPolicy:
         """
         return pos[self.s[ids[pos]] + 1 <= room]
 
+    def _fitting_head(self, ids: NDArray[np.int64], pos: NDArray[np.int64], room: int,
+                      ranked: Callable[[NDArray[np.int64]], NDArray[np.int64]],
+                      keys: Callable[[NDArray[np.int64]], list[NDArray[Any]]]
+                      ) -> NDArray[np.int64]:
+        """A head of ``ranked(pos)`` that admission can stop at: after admitting from it in
+        order (:func:`_greedy_fit`), the room left is below every need outside it, so the
+        rest of the order would all be skipped. Heads of 32, 128, ... positions are found
+        with :func:`~kvopt.core.arrays.lex_smallest` on ``keys`` (``ranked``'s order), so a
+        long queue of which only a few can start is not sorted whole."""
+        k = 32
+        while k < pos.size:
+            inside = np.zeros(pos.size, dtype=bool)
+            inside[lex_smallest(keys(pos), k)] = True
+            head = ranked(pos[inside])
+            left = _greedy_fit(self.s[ids[head]] + 1, room)[1]
+            if int(self.s[ids[pos[~inside]]].min()) + 1 > left:
+                return head
+            k *= 4
+        return ranked(pos)
+
     def decide(self, st: SimState) -> Decision:
         t, M, B = st.t, st.M, st.B
         run = st.running
@@ -400,9 +446,8 @@ class GmaxPolicy:
             """The first ``k`` of ``ranked(pos)`` without sorting all of ``pos``."""
             if k <= 0:
                 return _EMPTY
-            if pos.size > k:
-                thr = np.partition(prio[pos], pos.size - k)[pos.size - k]
-                pos = pos[prio[pos] >= thr]
+            if pos.size > k:  # the first k of the same strict order, by partitions
+                pos = pos[lex_smallest([-prio[pos], tie[pos], self.rank[ids[pos]]], k)]
             return ranked(pos)[:k]
 
         evict: list[NDArray[np.int64]] = []
@@ -453,23 +498,13 @@ class GmaxPolicy:
             pos = nr + np.arange(wait.size)
             if pos.size <= B - n_run:  # all may start: only those that fit can (see below)
                 pos = self._could_fit(ids, pos, M - used)
-            want = top(pos, B - n_run)
+                want = self._fitting_head(ids, pos, M - used, ranked,
+                                          lambda q: [-prio[q], tie[q], self.rank[ids[q]]])
+            else:
+                want = top(pos, B - n_run)
         # admission under the KV limit: in order, skipping requests that do not fit now
         cand = ids[want]
-        need = self.s[cand] + 1
-        fits = np.cumsum(need) <= M - used
-        if fits.all():
-            admitted = cand
-        else:
-            k = int(np.argmin(fits))
-            keep = list(cand[:k].tolist())
-            room = M - used - int(need[:k].sum())
-            late = k + np.flatnonzero(need[k:] <= room)  # the room only shrinks: others never fit
-            for i, nd in zip(cand[late].tolist(), need[late].tolist(), strict=True):
-                if nd <= room:
-                    keep.append(i)
-                    room -= nd
-            admitted = np.asarray(keep, dtype=np.int64)
+        admitted = cand[_greedy_fit(self.s[cand] + 1, M - used)[0]]
         ev = np.concatenate(evict) if evict else None
         adm = admitted.astype(np.int64)
         waiting_left = wait.size - adm.size + (0 if ev is None else ev.size)

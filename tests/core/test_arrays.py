@@ -1,4 +1,5 @@
-"""``kvopt.core.arrays``: the shared ragged-arange idiom against a plain Python loop."""
+"""``kvopt.core.arrays``: the shared ragged-arange idiom against a plain Python loop, and the
+lexicographic top-k against a full sort."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvopt.core.arrays import ragged_arange
+from kvopt.core.arrays import lex_smallest, ragged_arange
 
 
 @given(st.lists(st.integers(0, 6), max_size=12))
@@ -20,3 +21,24 @@ def test_ragged_arange_counts_inside_each_segment(counts: list[int]) -> None:
 def test_ragged_arange_refuses_negative_counts() -> None:
     with pytest.raises(ValueError):
         ragged_arange([2, -1])
+
+
+def test_lex_smallest_is_the_head_of_the_lexicographic_sort() -> None:
+    """Same set as ``np.lexsort`` then the first ``k``, on keys with many ties (a float
+    primary key, an integer secondary, a strict rank last), for every ``k``."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        m = int(rng.integers(1, 40))
+        prio = rng.choice([0.0, -0.5, -1.25], m)
+        tie = rng.integers(0, 4, m)
+        rank = rng.permutation(m)
+        want = np.lexsort((rank, tie, prio))
+        for k in range(0, m + 2):
+            got = lex_smallest([prio, tie, rank], k)
+            assert got.dtype == np.int64
+            assert sorted(got.tolist()) == sorted(want[:k].tolist())
+
+
+def test_lex_smallest_refuses_keys_that_leave_ties() -> None:
+    with pytest.raises(ValueError, match="strict"):
+        lex_smallest([np.zeros(4), np.zeros(4)], 2)

@@ -177,9 +177,10 @@ def test_eq43_numerics():
 
 
 def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
-    """GmaxPolicy computes the bound of waiting requests once (ub0) and ranks only the waiting
-    requests that fit the free memory when all may start (_could_fit). With both undone, the
-    schedules are the same to the bit, on mixed-SLO instances and on a trace prefix."""
+    """GmaxPolicy computes the bound of waiting requests once (ub0), ranks only the waiting
+    requests that fit the free memory when all may start (_could_fit), and of those only a
+    head that admission can stop at (_fitting_head). With the three undone, the schedules are
+    the same to the bit, on mixed-SLO instances and on a trace prefix."""
     from kvopt.predictions.quantile import conditional_upper
     from kvopt.sim.gmax import GmaxPolicy
 
@@ -203,9 +204,19 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
         dropped.append(pos.size - kept.size)
         return kept
 
+    fitting_head = GmaxPolicy._fitting_head
+    cut = []
+
+    def counted_head(self, ids, pos, room, ranked, keys):
+        head = fitting_head(self, ids, pos, room, ranked, keys)
+        cut.append(pos.size - head.size)
+        return head
+
     monkeypatch.setattr(GmaxPolicy, "_could_fit", counted)
+    monkeypatch.setattr(GmaxPolicy, "_fitting_head", counted_head)
     fast = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
     assert sum(d > 0 for d in dropped) > 0        # the shortcut did leave requests out
+    assert sum(c > 0 for c in cut) > 0            # and admission did stop at a head
 
     def plain_bound(self, ids, g):
         if self.lengths == "exact":
@@ -213,6 +224,8 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
         return conditional_upper(self.median[ids], self.sigma, self.q, g)
 
     monkeypatch.setattr(GmaxPolicy, "_could_fit", lambda self, ids, pos, room: pos)
+    monkeypatch.setattr(GmaxPolicy, "_fitting_head",
+                        lambda self, ids, pos, room, ranked, keys: ranked(pos))
     monkeypatch.setattr(GmaxPolicy, "_bound", plain_bound)
     plain = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
     for (_, kw), a, b in zip(cases, fast, plain, strict=True):
