@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kvopt.core.errors import UsageError
+
 __all__ = ["lex_smallest", "ragged_arange"]
 
 
@@ -66,6 +68,11 @@ def lex_smallest(keys: list[NDArray[np.generic]], k: int) -> NDArray[np.int64]:
     numpy.ndarray
         ``int64`` positions into the keys, ``min(k, m)`` of them.
 
+    Raises
+    ------
+    UsageError
+        Naming ``keys``, when ties on every key make the ``k`` smallest ambiguous.
+
     Examples
     --------
     >>> prio = np.array([0.0, 0.0, -1.0, 0.0, 0.0])
@@ -93,7 +100,7 @@ def lex_smallest(keys: list[NDArray[np.generic]], k: int) -> NDArray[np.int64]:
         rest = rest[v == thr]
     if need != rest.size:
         if need:
-            raise ValueError("lex_smallest: the last key does not make the order strict")
+            raise UsageError("keys", "the last key leaves ties, so the order is not strict")
         rest = rest[:0]
     taken.append(rest)
     return np.concatenate(taken)
