@@ -3,7 +3,6 @@ slot-by-slot replay agree), the restart path unchanged, swap space honoured, opt
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvopt import Instance, check_schedule
@@ -11,7 +10,7 @@ from kvopt.core.errors import UsageError
 from kvopt.sim import POLICIES, policy_info, simulate
 from kvopt.sim.engine import LivelockError
 from tests.replay import replay
-from tests.strategies import engine_options, small_instances
+from tests.strategies import default_and_slow, engine_options, small_instances
 
 MODES = ("restart", "recompute", "swap")
 
@@ -32,11 +31,7 @@ def _policies(mode):
     return [p for p in sorted(POLICIES) if p != "replay" and mode in policy_info(p).modes]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
-       seed=st.integers(0, 2**16), mode=st.sampled_from(MODES),
-       host=st.sampled_from([None, 0, 4]))
-def test_every_mode_gives_schedules_the_replay_accepts(inst, seed, mode, host):
+def _every_mode_gives_schedules_the_replay_accepts(inst, seed, mode, host):
     for name in _policies(mode):
         try:
             sim = simulate(inst, name, seed=seed, preemption=mode,
@@ -54,6 +49,14 @@ def test_every_mode_gives_schedules_the_replay_accepts(inst, seed, mode, host):
             assert sched.is_seed_convention
         if mode != "swap":
             assert not sched.run_swapped.any()
+
+
+# 40 examples in the default run, 2000 with -m slow (~30 s; every policy in the drawn mode)
+(test_every_mode_gives_schedules_the_replay_accepts,
+ test_every_mode_gives_schedules_the_replay_accepts_2000) = default_and_slow(
+    _every_mode_gives_schedules_the_replay_accepts, 40, 2000,
+    inst=small_instances(min_memory=4, max_memory=12, max_arrival=4, predictions=True),
+    seed=st.integers(0, 2**16), mode=st.sampled_from(MODES), host=st.sampled_from([None, 0, 4]))
 
 
 def _two():
