@@ -438,16 +438,20 @@ class GmaxPolicy:
         nr = run.size
         tie = ub - g
 
+        def keys(pos: NDArray[np.int64]) -> list[NDArray[Any]]:
+            """The ranking's keys, primary first: priority desc, shorter bound, arrival."""
+            return [-prio[pos], tie[pos], self.rank[ids[pos]]]
+
         def ranked(pos: NDArray[np.int64]) -> NDArray[np.int64]:
-            """``pos`` by priority desc, then shorter bound, then arrival."""
-            return pos[np.lexsort((self.rank[ids[pos]], tie[pos], -prio[pos]))]
+            """``pos`` in the order of ``keys`` (strict: arrival ranks are distinct)."""
+            return pos[np.lexsort(keys(pos)[::-1])]
 
         def top(pos: NDArray[np.int64], k: int) -> NDArray[np.int64]:
             """The first ``k`` of ``ranked(pos)`` without sorting all of ``pos``."""
             if k <= 0:
                 return _EMPTY
             if pos.size > k:  # the first k of the same strict order, by partitions
-                pos = pos[lex_smallest([-prio[pos], tie[pos], self.rank[ids[pos]]], k)]
+                pos = pos[lex_smallest(keys(pos), k)]
             return ranked(pos)[:k]
 
         evict: list[NDArray[np.int64]] = []
@@ -498,8 +502,7 @@ class GmaxPolicy:
             pos = nr + np.arange(wait.size)
             if pos.size <= B - n_run:  # all may start: only those that fit can (see below)
                 pos = self._could_fit(ids, pos, M - used)
-                want = self._fitting_head(ids, pos, M - used, ranked,
-                                          lambda q: [-prio[q], tie[q], self.rank[ids[q]]])
+                want = self._fitting_head(ids, pos, M - used, ranked, keys)
             else:
                 want = top(pos, B - n_run)
         # admission under the KV limit: in order, skipping requests that do not fit now
