@@ -291,8 +291,32 @@ class RefreshCache:
                 persistent=None if self.persist is None else self.persist[rows])
             self.table[sid] = est.reshape(sid.shape[0], self.ahead)
             self.first[sid] = js
-            col[stale] = 0
-        return np.maximum(self.table[ids, col] - (a - j * self.every), 0.0)
+        return self.tabled(ids, a)
+
+    def reach(self, ids: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The first age of each request whose refresh is past its table row (``ages <
+        reach`` can be read with :meth:`tabled`)."""
+        return (self.first[ids] + self.ahead) * self.every
+
+    def tabled(self, ids: NDArray[np.int64], age: NDArray[np.int64]) -> Float:
+        """:meth:`remaining` read from the table alone, for ages whose refresh the table
+        holds (below :meth:`reach`, at or after the row's first refresh); ``ids`` and ``age``
+        broadcast (one row of requests against several rows of ages, say), and nothing is
+        refilled.
+
+        Examples
+        --------
+        >>> p = RefinedPredictor(sigma0=0.5, every=4, bins=0, seed=1)
+        >>> c = RefreshCache(p, np.array([40, 90]))
+        >>> ids = np.array([0, 1])
+        >>> now = c.remaining(ids, np.array([5, 6]))
+        >>> ahead = c.tabled(ids[None, :], np.array([[5, 6], [6, 7]]))
+        >>> bool(np.array_equal(ahead[0], now)), ahead.shape
+        (True, (2, 2))
+        """
+        a = np.asarray(age, dtype=np.int64)
+        j = a // self.every  # the latest refresh's index; its age is j * every
+        return np.maximum(self.table[ids, j - self.first[ids]] - (a - j * self.every), 0.0)
 
 
 @dataclass(frozen=True)

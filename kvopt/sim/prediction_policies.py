@@ -109,6 +109,18 @@ _KEY_SCALE = float(2**30)
 SLEEP_STEPS = 256
 
 
+def _refresh_due(age: NDArray[np.int64], every: int) -> NDArray[np.bool_]:
+    """Whether a running request of this ``age`` makes a refined prediction at this step (its
+    age is a positive multiple of ``every``).
+
+    Examples
+    --------
+    >>> _refresh_due(np.array([0, 3, 4, 8]), 4).tolist()
+    [False, False, True, True]
+    """
+    return (age % every == 0) & (age > 0)
+
+
 def _ordinal(x: NDArray[np.float64]) -> NDArray[np.int64]:
     """Integer keys with the same order (and ties) as the floats ``x``."""
     _, inv = np.unique(x, return_inverse=True)
@@ -261,22 +273,19 @@ class RankPolicy(Policy):
         """
         cache = self.refresh
         assert cache is not None
-        t, ev = st.t, cache.every
-        reach = (cache.first[run] + cache.ahead) * ev - age  # steps j with a table entry: j < reach
+        t = st.t
+        reach = cache.reach(run) - age                     # steps j with a table entry: j < reach
         J = min(int(reach.min()), SLEEP_STEPS)
         if J <= 1:
             return t + 1, _EMPTY
         j = np.arange(1, J, dtype=np.int64)[:, None]
         a = age[None, :] + j                               # ages at steps t+1 .. t+J-1
-        jj = a // ev
-        rk = np.maximum(cache.table[run[None, :], jj - cache.first[run][None, :]]
-                        - (a - jj * ev), 0.0)              # = cache.remaining(run, a[j - 1])
+        rk = cache.tabled(run[None, :], a)                 # = cache.remaining(run, a[j - 1])
         quiet = self._quiet_steps(st, rk, contrib[None, :] + j,
                                   served[None, :] + j >= self.limit[run][None, :])
         stop = np.flatnonzero(~quiet)
         k = int(stop[0]) + 1 if stop.size else J           # first step that may not be quiet
-        a = a[: k - 1]
-        return t + k, ((a % ev == 0) & (a > 0)).sum(axis=1).astype(np.int64)
+        return t + k, _refresh_due(a[: k - 1], cache.every).sum(axis=1).astype(np.int64)
 
     def decide(self, st: SimState) -> Decision:
         t, s, M = st.t, st.s, st.M
@@ -301,11 +310,12 @@ class RankPolicy(Policy):
             served = age + self.attained[run] if self.age_mode == "attained" else age
             locked = served >= self.limit[run]
             if self._quiet(st, rk, contrib, locked):
-                npred, wake = (self._refreshes(st, run, age, 0) if self.predictor is not None
-                               else (0, None))
                 ahead = None
-                if self.refresh is not None and st.predictions_free:
+                if self.refresh is not None and st.predictions_free:  # wake at the sleep's end
                     wake, ahead = self._sleep(st, run, age, contrib, served)
+                    npred = int(_refresh_due(age, self.refresh.every).sum())
+                elif self.predictor is not None:
+                    npred, wake = self._refreshes(st, run, age, 0)
                 return Decision(evict=None, admit=np.zeros(0, dtype=np.int64), wake=wake,
                                 predictions=npred, predictions_ahead=ahead)
             tie = self.rank[run]
@@ -403,7 +413,7 @@ class RankPolicy(Policy):
         prediction."""
         assert self.predictor is not None
         ev = int(self.predictor.every)
-        npred = int(((age % ev == 0) & (age > 0)).sum())
+        npred = int(_refresh_due(age, ev).sum())
         wake = int((st.start[run] + ev * (age // ev + 1)).min()) if run.shape[0] else None
         if started:
             npred += started
