@@ -282,10 +282,18 @@ class GmaxPolicy:
         # the bound of a request that has generated nothing (every waiting one), computed once
         self.ub0 = (None if self.lengths == "exact" else
                     conditional_upper(self.median, self.sigma, self.q, np.zeros(n, np.int64)))
+        # without SLOs (every kind "none") every priority and goodput is 0, so a waiting
+        # request's place in the ranking (bound, then arrival) never changes: one sort here
+        self.plain = not bool((self.kind != NONE).any())
+        if self.plain:
+            ub_wait = np.maximum(self.o, 1) if self.ub0 is None else self.ub0
+            self.wait_order = np.lexsort((self.rank, ub_wait))
+            self.wait_need = self.s[self.wait_order] + 1      # prompt + 1: the need to start
         self.stats = {"frames": 0, "preemptions": 0, "overflow_evictions": 0}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
-        """Nothing to do: priorities are recomputed at every decision."""
+        """Nothing to do: priorities are recomputed at every decision (without SLOs they are
+        all 0, and the waiting requests are ranked once, in :meth:`reset`)."""
 
     def on_complete(self, st: SimState, ids: NDArray[np.int64]) -> None:
         """Nothing to do."""
@@ -313,9 +321,11 @@ class GmaxPolicy:
 
         Vectorized over ``ids``; see the module docstring.
         """
+        ub = self._bound(ids, g)
+        if self.plain:  # no SLOs: what the kind "none" gets below, without the passes
+            return np.zeros(ids.size), np.zeros(ids.size), ub
         now = float(st.t) if self.slotted else st.now
         v = self._v_token(st)
-        ub = self._bound(ids, g)
         len_rem = np.maximum(ub - g, 1)
         t_gen = len_rem * v
         kind = self.kind[ids]
@@ -423,11 +433,39 @@ class GmaxPolicy:
             k *= 4
         return ranked(pos)
 
+    def _decide_plain(self, st: SimState) -> Decision:
+        """Between frames without SLOs: :meth:`decide` with every priority 0, so the ranking
+        of the waiting requests is the fixed ``wait_order`` and nothing needs analysing."""
+        t, M = st.t, st.M
+        run = st.running
+        waiting = st.is_waiting[self.wait_order]      # over the ranking order
+        n_wait = int(np.count_nonzero(waiting))
+        used = st.next_memory()
+        ev = None
+        if used > M and run.size:  # overflow: the latest arrival first (priorities all 0)
+            contrib = self.s[run] + (t + 1) - st.start[run]
+            low = np.argsort(-self.rank[run], kind="stable")
+            k, freed = evictions_to_cover(contrib[low], used - M)
+            ev = run[low[:k]]
+            used -= freed
+            self.stats["overflow_evictions"] += k
+        free = st.B - run.size + (0 if ev is None else ev.size)
+        room = M - used
+        if n_wait <= free:  # all may start: only those that fit the room alone can
+            pos = np.flatnonzero(waiting & (self.wait_need <= room))
+        else:               # the first free of the ranking
+            pos = np.flatnonzero(waiting)[:max(free, 0)]
+        adm = self.wait_order[pos[_greedy_fit(self.wait_need[pos], room)[0]]]
+        waiting_left = n_wait - adm.size + (0 if ev is None else ev.size)
+        return Decision(evict=ev, admit=adm, wake=self.next_frame if waiting_left else None)
+
     def decide(self, st: SimState) -> Decision:
         t, M, B = st.t, st.M, st.B
         run = st.running
-        wait = np.flatnonzero(st.is_waiting)
         frame = t >= self.next_frame
+        if self.plain and not frame:
+            return self._decide_plain(st)
+        wait = np.flatnonzero(st.is_waiting)
         if frame:
             self.next_frame = t + self.frame
             self.stats["frames"] += 1

@@ -179,8 +179,10 @@ def test_eq43_numerics():
 def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
     """GmaxPolicy computes the bound of waiting requests once (ub0), ranks only the waiting
     requests that fit the free memory when all may start (_could_fit), and of those only a
-    head that admission can stop at (_fitting_head). With the three undone, the schedules are
-    the same to the bit, on mixed-SLO instances and on a trace prefix."""
+    head that admission can stop at (_fitting_head); without SLOs it decides between frames
+    from a ranking sorted once (_decide_plain) and analyses nothing. With the four undone, the
+    schedules are the same to the bit, on mixed-SLO instances, on instances without SLOs
+    (with and without a batch limit) and on a trace prefix."""
     from kvopt.predictions.quantile import conditional_upper
     from kvopt.sim.gmax import GmaxPolicy
 
@@ -193,6 +195,13 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
             memory=int(rng.integers(60, 200)), arrival=rng.integers(0, 100, n),
             prompt=rng.integers(1, 20, n), output=rng.integers(1, 40, n), **_slo_fields(kinds))
         for kw in ({}, {"candidates": "topk", "frame": 3}, {"infeasible": "discount"}):
+            cases.append((inst, kw))
+    for batch in (None, 3):   # no SLOs: every priority 0
+        n = 60
+        inst = Instance(
+            memory=int(rng.integers(60, 200)), arrival=rng.integers(0, 100, n),
+            prompt=rng.integers(1, 20, n), output=rng.integers(1, 40, n), max_batch=batch)
+        for kw in ({}, {"lengths": "exact", "frame": 4}):
             cases.append((inst, kw))
     trace = load_instance("instances/traces/azure_conv_2023.csv").take(np.arange(1500))
     cases.append((trace, {}))
@@ -212,11 +221,20 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
         cut.append(pos.size - head.size)
         return head
 
+    decide_plain = GmaxPolicy._decide_plain
+    between = []
+
+    def counted_plain(self, st):
+        between.append(st.t)
+        return decide_plain(self, st)
+
     monkeypatch.setattr(GmaxPolicy, "_could_fit", counted)
     monkeypatch.setattr(GmaxPolicy, "_fitting_head", counted_head)
+    monkeypatch.setattr(GmaxPolicy, "_decide_plain", counted_plain)
     fast = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
     assert sum(d > 0 for d in dropped) > 0        # the shortcut did leave requests out
     assert sum(c > 0 for c in cut) > 0            # and admission did stop at a head
+    assert between                                # and decisions without SLOs took the fast path
 
     def plain_bound(self, ids, g):
         if self.lengths == "exact":
@@ -227,6 +245,13 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
     monkeypatch.setattr(GmaxPolicy, "_fitting_head",
                         lambda self, ids, pos, room, ranked, keys: ranked(pos))
     monkeypatch.setattr(GmaxPolicy, "_bound", plain_bound)
+    reset = GmaxPolicy.reset
+
+    def reset_analysing(self, st):   # every decision through analyze and the full ranking
+        reset(self, st)
+        self.plain = False
+
+    monkeypatch.setattr(GmaxPolicy, "reset", reset_analysing)
     plain = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
     for (_, kw), a, b in zip(cases, fast, plain, strict=True):
         assert a == b, kw
