@@ -32,6 +32,8 @@ Usage::
         --baseline 7350c99       # GMAX, the same
     python benchmarks/sim_throughput.py --cli-only --only wait --min-requests 19366 \
         --baseline 1fd350e       # WAIT, the same
+    python benchmarks/sim_throughput.py --cli-only --only gsa --min-requests 19366 \
+        --baseline 6263725       # GSA, the same
 """
 
 from __future__ import annotations
@@ -152,6 +154,8 @@ CLI_CONFIGS = [
      ["--policy", "gmax", "--step-time", "a100-llama2-70b-tp2"]),
     ("*wait (8 types, exact lengths), restart, a100-llama2-70b-tp2",
      ["--policy", "wait", "--step-time", "a100-llama2-70b-tp2"]),
+    ("*gsa (base 2, first slice 1, pipeline), restart, a100-llama2-70b-tp2",
+     ["--policy", "gsa", "--step-time", "a100-llama2-70b-tp2"]),
 ]
 
 

@@ -134,12 +134,17 @@ class GeometricPolicy(Policy):
                                  else ("restart",))
         self.options = {"base": self.base, "first": self.first, "pipeline": self.pipeline}
 
-    def _slice(self, st: SimState, ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    def _slice(self, st: SimState, i: int) -> int:
+        """Request ``i``'s slice ``min(ceil(first * base^phase), M, M - s_i)`` (GBA: its
+        length); the phase's part is computed once per phase and kept."""
         if self.clairvoyant:
-            return st.o[ids]
-        raw = np.minimum(self.first * np.power(self.base, self.phase[ids].astype(np.float64)),
-                         float(st.M))
-        return np.minimum(np.ceil(raw - 1e-9).astype(np.int64), st.M - st.s[ids])
+            return int(st.o[i])
+        p = int(self.phase[i])
+        c = self.phase_slice.get(p)
+        if c is None:
+            raw = np.minimum(self.first * np.power(self.base, np.array([float(p)])), float(st.M))
+            c = self.phase_slice[p] = int(np.ceil(raw - 1e-9).astype(np.int64)[0])
+        return min(c, int(st.M - st.s[i]))
 
     def reset(self, st: SimState) -> None:
         n = st.n
@@ -153,6 +158,7 @@ class GeometricPolicy(Policy):
         self.credit = float(st.M)
         self.t_credit = st.t
         self.stats = {"restarts": 0, "phases": 0}
+        self.phase_slice: dict[int, int] = {}
 
     def on_arrival(self, st: SimState, ids: NDArray[np.int64]) -> None:
         self.queue.push(ids, self.phase[ids])
@@ -190,7 +196,7 @@ class GeometricPolicy(Policy):
                 wake = t + int(-self.credit // M) + 1
                 break
             i = queue.peek()
-            c = int(self._slice(st, np.array([i]))[0])
+            c = self._slice(st, i)
             alone = not admitted and run.shape[0] == 0
             if not try_admit(base, d, int(s[i]), c, M, force=alone):
                 until = int((self.pstart[run] + self.cap[run]).min()) if run.shape[0] else None
