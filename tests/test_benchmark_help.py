@@ -6,23 +6,16 @@ exit 2."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.scripts import assert_refused, run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if p.name != "__init__.py")
 REPORT_SCRIPTS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "reports").rglob("*.py")
                         if "__main__" in p.read_text())
-
-
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
 
 
 def test_the_scripts_are_found():
@@ -32,7 +25,7 @@ def test_the_scripts_are_found():
 
 @pytest.mark.parametrize("script", [f"benchmarks/{s}" for s in SCRIPTS] + REPORT_SCRIPTS)
 def test_help_prints_usage(script):
-    r = _run(script, "--help")
+    r = run_script(script, "--help")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "usage" in r.stdout.lower()
     assert "Traceback" not in r.stderr
@@ -44,19 +37,15 @@ def test_help_prints_usage(script):
     (["reports/mip/frontier_cpu_v2.json", "--root-cuts", "nan"], "--root-cuts"),
 ])
 def test_frontier_dual_refuses_bad_input(argv, field):
-    r = _run("benchmarks/mip_frontier_dual.py", *argv)
-    assert r.returncode == 2
-    assert field in r.stderr and "Traceback" not in r.stderr
-    assert r.stdout == ""
+    assert_refused("benchmarks/mip_frontier_dual.py", argv, field)
 
 
 def test_lp_orders_summary_is_its_command_output():
     """``reports/mip/lp_orders_summary.txt`` is what its command prints from the committed
     table (section 10.11 quotes it); bad input is refused with one error, exit 2."""
-    r = _run("benchmarks/mip_lp_orders.py", "--summarise", "reports/mip/lp_orders.txt")
+    r = run_script("benchmarks/mip_lp_orders.py", "--summarise", "reports/mip/lp_orders.txt")
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout == (ROOT / "reports/mip/lp_orders_summary.txt").read_text()
     for argv, field in ((["--summarise", "no/such.txt"], "--summarise"),
                         (["--alphas", "1.5"], "--alphas"), (["--only", "nope"], "--only")):
-        r = _run("benchmarks/mip_lp_orders.py", *argv)
-        assert r.returncode == 2 and field in r.stderr and r.stdout == "", argv
+        assert_refused("benchmarks/mip_lp_orders.py", argv, field)
