@@ -284,8 +284,8 @@ class GmaxPolicy:
                     conditional_upper(self.median, self.sigma, self.q, np.zeros(n, np.int64)))
         # without SLOs (every kind "none") every priority and goodput is 0, so a waiting
         # request's place in the ranking (bound, then arrival) never changes: one sort here
-        self.plain = not bool((self.kind != NONE).any())
-        if self.plain:
+        self.no_slo = not bool((self.kind != NONE).any())
+        if self.no_slo:
             ub_wait = np.maximum(self.o, 1) if self.ub0 is None else self.ub0
             self.wait_order = np.lexsort((self.rank, ub_wait))
             self.wait_need = self.s[self.wait_order] + 1      # prompt + 1: the need to start
@@ -322,7 +322,7 @@ class GmaxPolicy:
         Vectorized over ``ids``; see the module docstring.
         """
         ub = self._bound(ids, g)
-        if self.plain:  # no SLOs: what the kind "none" gets below, without the passes
+        if self.no_slo:  # no SLOs: what the kind "none" gets below, without the passes
             return np.zeros(ids.size), np.zeros(ids.size), ub
         now = float(st.t) if self.slotted else st.now
         v = self._v_token(st)
@@ -433,7 +433,7 @@ class GmaxPolicy:
             k *= 4
         return ranked(pos)
 
-    def _decide_plain(self, st: SimState) -> Decision:
+    def _decide_no_slo(self, st: SimState) -> Decision:
         """Between frames without SLOs: :meth:`decide` with every priority 0, so the ranking
         of the waiting requests is the fixed ``wait_order`` and nothing needs analysing."""
         t, M = st.t, st.M
@@ -463,8 +463,8 @@ class GmaxPolicy:
         t, M, B = st.t, st.M, st.B
         run = st.running
         frame = t >= self.next_frame
-        if self.plain and not frame:
-            return self._decide_plain(st)
+        if self.no_slo and not frame:
+            return self._decide_no_slo(st)
         wait = np.flatnonzero(st.is_waiting)
         if frame:
             self.next_frame = t + self.frame

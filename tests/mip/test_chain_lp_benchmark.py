@@ -5,8 +5,6 @@ one error, exit 2."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,7 +12,6 @@ from kvopt.core.instance import Instance
 from tests.bruteforce import brute_force_opt
 from tests.scripts import assert_refused, load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 CL = load_benchmark("mip_chain_lp")
 
 

@@ -5,8 +5,6 @@ bad input is refused with one error, exit 2."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,9 +13,6 @@ from kvopt.mip.model.builder import encode_starts
 from tests.bruteforce import brute_force_opt
 from tests.mip.test_window_lp_benchmark import _instance
 from tests.scripts import assert_refused, load_benchmark
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 WC = load_benchmark("mip_window_cuts")
 

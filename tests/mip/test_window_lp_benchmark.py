@@ -16,9 +16,6 @@ from tests.bruteforce import brute_force_opt
 from tests.conftest import once_per_run
 from tests.scripts import assert_refused, load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 WL = load_benchmark("mip_window_lp")
 
 

@@ -180,7 +180,7 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
     """GmaxPolicy computes the bound of waiting requests once (ub0), ranks only the waiting
     requests that fit the free memory when all may start (_could_fit), and of those only a
     head that admission can stop at (_fitting_head); without SLOs it decides between frames
-    from a ranking sorted once (_decide_plain) and analyses nothing. With the four undone, the
+    from a ranking sorted once (_decide_no_slo) and analyses nothing. With the four undone, the
     schedules are the same to the bit, on mixed-SLO instances, on instances without SLOs
     (with and without a batch limit) and on a trace prefix."""
     from kvopt.predictions.quantile import conditional_upper
@@ -221,16 +221,16 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
         cut.append(pos.size - head.size)
         return head
 
-    decide_plain = GmaxPolicy._decide_plain
+    decide_no_slo = GmaxPolicy._decide_no_slo
     between = []
 
-    def counted_plain(self, st):
+    def counted_no_slo(self, st):
         between.append(st.t)
-        return decide_plain(self, st)
+        return decide_no_slo(self, st)
 
     monkeypatch.setattr(GmaxPolicy, "_could_fit", counted)
     monkeypatch.setattr(GmaxPolicy, "_fitting_head", counted_head)
-    monkeypatch.setattr(GmaxPolicy, "_decide_plain", counted_plain)
+    monkeypatch.setattr(GmaxPolicy, "_decide_no_slo", counted_no_slo)
     fast = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
     assert sum(d > 0 for d in dropped) > 0        # the shortcut did leave requests out
     assert sum(c > 0 for c in cut) > 0            # and admission did stop at a head
@@ -249,7 +249,7 @@ def test_the_shortcuts_decide_as_the_plain_computation(monkeypatch):
 
     def reset_analysing(self, st):   # every decision through analyze and the full ranking
         reset(self, st)
-        self.plain = False
+        self.no_slo = False
 
     monkeypatch.setattr(GmaxPolicy, "reset", reset_analysing)
     plain = [simulate(inst, "gmax", **kw).schedule.to_dict() for inst, kw in cases]
