@@ -433,22 +433,31 @@ class GmaxPolicy:
             k *= 4
         return ranked(pos)
 
+    def _overflow(self, st: SimState, prio: NDArray[np.float64], excess: int
+                  ) -> tuple[NDArray[np.int64], int]:
+        """Overflow of the next slot by ``excess`` tokens: the positions in ``st.running``
+        to evict, lowest priority first (``prio``, one per running request; ties: the latest
+        arrival first) until the excess is covered, and the tokens they free."""
+        run = st.running
+        contrib = self.s[run] + (st.t + 1) - st.start[run]
+        low = np.lexsort((-self.rank[run], prio))
+        k, freed = evictions_to_cover(contrib[low], excess)
+        self.stats["overflow_evictions"] += k
+        return low[:k], freed
+
     def _decide_no_slo(self, st: SimState) -> Decision:
         """Between frames without SLOs: :meth:`decide` with every priority 0, so the ranking
         of the waiting requests is the fixed ``wait_order`` and nothing needs analysing."""
-        t, M = st.t, st.M
+        M = st.M
         run = st.running
         waiting = st.is_waiting[self.wait_order]      # over the ranking order
         n_wait = int(np.count_nonzero(waiting))
         used = st.next_memory()
         ev = None
-        if used > M and run.size:  # overflow: the latest arrival first (priorities all 0)
-            contrib = self.s[run] + (t + 1) - st.start[run]
-            low = np.argsort(-self.rank[run], kind="stable")
-            k, freed = evictions_to_cover(contrib[low], used - M)
-            ev = run[low[:k]]
+        if used > M and run.size:  # priorities all 0: the latest arrival first
+            out, freed = self._overflow(st, np.zeros(run.size), used - M)
+            ev = run[out]
             used -= freed
-            self.stats["overflow_evictions"] += k
         free = st.B - run.size + (0 if ev is None else ev.size)
         room = M - used
         if n_wait <= free:  # all may start: only those that fit the room alone can
@@ -495,14 +504,11 @@ class GmaxPolicy:
         evict: list[NDArray[np.int64]] = []
         used = st.next_memory()
         alive = np.ones(nr, dtype=bool)
-        if used > M and nr:  # overflow: lowest priority running first
-            contrib = self.s[run] + (t + 1) - st.start[run]
-            low = np.lexsort((-self.rank[run], prio[:nr]))
-            k, freed = evictions_to_cover(contrib[low], used - M)
-            evict.append(run[low[:k]])
-            alive[low[:k]] = False
+        if used > M and nr:
+            out, freed = self._overflow(st, prio[:nr], used - M)
+            evict.append(run[out])
+            alive[out] = False
             used -= freed
-            self.stats["overflow_evictions"] += k
         n_run = int(alive.sum())
         want: NDArray[np.int64]
         if frame:
