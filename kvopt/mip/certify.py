@@ -44,8 +44,10 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
 
     ``intervals_time`` also computes :func:`kvopt.mip.bounds.intervals.interval_bound` (the
     ``tight+cores`` LP plus lag-interval rows, windows from the best schedule) with that
-    time limit; stopped early it is still valid (``doc["interval_status"]`` says which). A
-    model above the RAM budget is reported in ``doc["skipped"]``.
+    time limit; stopped early it is still valid (``doc["interval_status"]`` says which, and
+    ``doc["interval_method"]`` where the bound came from: the interval LP, its first stage the
+    ``tight+cores`` LP, or subgradient ascent). A model above the RAM budget is reported in
+    ``doc["skipped"]``.
 
     With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
     its elapsed time (:mod:`kvopt.core.progress`).
@@ -107,10 +109,12 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                          "S computes the LP anyway)")
         mode = "none"
 
+    method_iv: list[str | None] = [None]
+
     def intervals(seconds: float) -> str | None:  # the lag-interval LP, timed
         t2 = time.perf_counter()
-        status = _interval_phase(inst, seconds, budget, best["objective"], bounds, skipped,
-                                 progress)
+        status, method_iv[0] = _interval_phase(inst, seconds, budget, best["objective"],
+                                               bounds, skipped, progress)
         timing["intervals"] = time.perf_counter() - t2
         return status
 
@@ -122,6 +126,11 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
             mode = "intervals"
             skipped["lp"] = ("auto: the lag-interval LP instead (it holds every tight+cores "
                              "row; --lp exact or --lp lagrangian forces those)")
+        elif method_iv[0] == "tight+cores LP":  # the interval LP stopped, the first LP stands
+            mode = "intervals"
+            skipped["lp"] = ("auto: the lag-interval LP stopped at its time limit; its first "
+                             "stage, the tight+cores LP, is the intervals bound (--lp exact "
+                             "or --lp lagrangian forces those)")
         elif status_iv is not None:  # stopped at its limit (its subgradient): add the cheap one
             mode = "lagrangian"
             skipped["lp"] = ("auto: the lag-interval LP stopped at its time limit, so the "
@@ -138,7 +147,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
             "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
             "best_bound": float(rounded), "best_schedule": best, "gap": gap,
-            "lp_mode": mode, "interval_status": status_iv, "skipped": skipped,
+            "lp_mode": mode, "interval_status": status_iv, "interval_method": method_iv[0],
+            "skipped": skipped,
             "memory_budget_bytes": budget,
             "seconds": timing}
 
@@ -255,8 +265,10 @@ def _lp_phase(inst: Instance, mode: str, iterations: int, budget: int, upper: fl
 
 def _interval_phase(inst: Instance, seconds: float, budget: int, upper: float | None,
                     bounds: dict[str, float | None], skipped: dict[str, str],
-                    progress: bool) -> str | None:
-    """The lag-interval LP bound within ``seconds`` (skipped above the RAM budget)."""
+                    progress: bool) -> tuple[str | None, str | None]:
+    """The lag-interval LP bound within ``seconds`` (skipped above the RAM budget): its
+    status and where it came from (:attr:`~kvopt.mip.bounds.intervals.IntervalBound.method`),
+    ``(None, None)`` when skipped."""
     from kvopt.core.errors import MemoryBudgetError
     from kvopt.core.progress import Heartbeat, note
     from kvopt.mip.bounds.intervals import interval_bound
@@ -267,6 +279,6 @@ def _interval_phase(inst: Instance, seconds: float, budget: int, upper: float | 
             iv = interval_bound(inst, time_limit=seconds, upper=upper, ram=budget)
         except MemoryBudgetError as exc:
             skipped["intervals"] = exc.reason
-            return None
+            return None, None
     bounds["intervals"] = iv.bound
-    return iv.status
+    return iv.status, iv.method

@@ -132,6 +132,59 @@ def test_time_limit_returns_valid_bound():
     assert full.status == "optimal" and res.bound <= full.bound + 1e-6
 
 
+def _interval_lp_not_solved(monkeypatch, first_too=False):
+    """Make the interval LP (the model with interval rows) come back unsolved, as at a
+    deadline between the two solves of a staged call; ``first_too``: the first LP too."""
+    import kvopt.mip.bounds.intervals as iv
+
+    real = iv._solve_lp_duals
+
+    def fake(data, deadline, form, method):
+        if first_too or any(k.startswith("interval") for k in data.row_kind):
+            return "Time limit reached", None, None, {}
+        return real(data, deadline, form, method)
+
+    monkeypatch.setattr(iv, "_solve_lp_duals", fake)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_staged_fallback_is_the_first_lp(monkeypatch, seed):
+    """When the interval LP is not solved, a staged call keeps the bound of the tight+cores
+    LP it solved first (valid: <= brute-force OPT; equal to the plain LP's value), where an
+    unstaged one falls back to subgradient ascent; with neither LP solved, both do."""
+    inst = _random_instance(np.random.default_rng(900 + seed), 5)
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    full = interval_bound(inst, time_limit=30, upper=opt)
+    _interval_lp_not_solved(monkeypatch)
+    res = interval_bound(inst, time_limit=30, upper=opt)
+    if full.families == 0:                      # no interval rows: one LP, nothing staged
+        assert res.method == "LP" and "first_lp" not in res.meta
+        return
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+    lp = solve_lp_duals(build_milp(inst, "tight+cores", upper=opt)).value
+    assert (res.status, res.method) == ("time_limit", "tight+cores LP")
+    assert res.bound == pytest.approx(lp, abs=1e-6) and res.bound <= opt + 1e-9
+    assert res.bound == pytest.approx(res.meta["first_lp"]["bound"], abs=1e-6)
+    assert res.bound <= full.bound + 1e-6
+    plain = interval_bound(inst, time_limit=0.5, upper=opt, staged=False)
+    assert (plain.status, plain.method) == ("time_limit", "subgradient")
+    _interval_lp_not_solved(monkeypatch, first_too=True)
+    none = interval_bound(inst, time_limit=0.5, upper=opt)
+    assert (none.method, none.meta["first_lp"]["bound"]) == ("subgradient", None)
+    assert none.bound <= opt + 1e-9 and plain.bound <= opt + 1e-9
+
+
+def test_bound_auto_keeps_the_first_lp_when_the_interval_lp_stops(monkeypatch, interval_proves):
+    """``kvopt bound`` (auto): the interval LP stopped after its first stage, so the
+    tight+cores LP is the intervals bound, and the (weaker) Lagrangian is not added."""
+    _interval_lp_not_solved(monkeypatch)
+    doc = bound_report(interval_proves)
+    assert (doc["interval_status"], doc["interval_method"]) == ("time_limit", "tight+cores LP")
+    assert doc["lp_mode"] == "intervals" and "lagrangian" not in doc["bounds"]
+    assert "first stage" in doc["skipped"]["lp"] and doc["bounds"]["intervals"] <= 52
+
+
 def test_small_model1_gap_closed():
     # n = 8 model1 instance where the tight+cores LP is 18 % below OPT (= 102, cp+pairs)
     from kvopt.core.generators import model1
@@ -213,6 +266,7 @@ def test_bound_default_is_the_portfolios_interval_lp(tmp_path, capsys, interval_
     # stopped at a tiny limit: its (subgradient) value and the Lagrangian bound beside it
     doc = bound_report(inst, intervals_time=1e-9)
     assert doc["interval_status"] == "time_limit" and doc["lp_mode"] == "lagrangian"
+    assert doc["interval_method"] == "subgradient"
     assert doc["bounds"]["intervals"] <= 52 and doc["bounds"]["lagrangian"] <= 52
     # asked for by name, the others still run
     assert bound_report(inst, lp="exact")["lp_mode"] == "exact"

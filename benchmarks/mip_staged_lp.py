@@ -1,0 +1,230 @@
+"""Issue 22: the staged interval bound at paper scale, and what a call of L seconds returns.
+
+:func:`kvopt.mip.bounds.intervals.interval_bound` (the bound of ``kvopt solve``'s portfolio
+and of ``kvopt bound --intervals``) solves, by default, the ``tight+cores`` LP first and then
+the interval LP (the same rows plus the lag-interval rows) in the time left; when the interval
+LP is not solved in time, the first LP's bound stands. Unstaged, a call too short for the
+interval LP fell back to subgradient ascent from zero, which gets almost nothing in the
+seconds left (865 on the issue's instance at ``--time-limit 3``, the trivial bound).
+
+Per instance (``DIR/<name>.json``, windows from the committed certificate
+``DIR/<name>.best.json``; one HiGHS thread; no time limit beyond ``--cap``): the model
+build, both LPs' solve times and values, and the combinatorial bound (trivial, volume,
+fluid, cores: what ``kvopt solve`` reports when no LP arrives). From these times, for each of
+``--limits``, which bound each mode would return within ``L`` seconds (unstaged: the interval
+LP if ``build + t_interval <= L``; staged: the interval LP if ``build + t_tight+cores +
+t_interval <= L``, else the ``tight+cores`` LP if ``build + t_tight+cores <= L``; otherwise
+the combinatorial bound), and the certified gap against the certificate. This is a
+computation from measured times, not a run at each limit; ``--check L`` also calls
+``interval_bound(time_limit=L)`` staged and unstaged on each instance, as a check of it.
+
+Examples (the runs of reports/mip/staged_lp*.txt)::
+
+    PYTHONPATH=. python benchmarks/mip_staged_lp.py --family model1 --check 30 \\
+        --out /tmp/staged_m1.json > /tmp/staged_m1.txt
+    PYTHONPATH=. python benchmarks/mip_staged_lp.py --summarise /tmp/staged_m1.json \\
+        /tmp/staged_m2.json > reports/mip/staged_lp.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMITS = (5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 180.0)
+
+
+def measure(path: Path, cap: float, check: float | None) -> dict[str, Any]:
+    """Times and values of one instance (module docstring)."""
+    from kvopt.core.instance import load_instance
+    from kvopt.core.limits import Deadline
+    from kvopt.core.schedule import load_schedule
+    from kvopt.core.validate import check_schedule
+    from kvopt.mip.bounds.combinatorial import combinatorial_bound
+    from kvopt.mip.bounds.intervals import _interval_model_parts, _lp_bound, interval_bound
+
+    inst = load_instance(path)
+    rep = check_schedule(inst, load_schedule(path.with_suffix(".best.json")))
+    if not rep.ok or rep.objective is None:
+        raise RuntimeError(f"{path.stem}: committed schedule rejected: {rep}")
+    best = float(rep.objective)
+    t = time.perf_counter()
+    base, data = _interval_model_parts(inst, upper=best)
+    build = time.perf_counter() - t
+    out: dict[str, Any] = {"name": path.stem, "n": inst.n, "memory": inst.memory, "best": best,
+                           "combinatorial": float(combinatorial_bound(inst)),
+                           "build_s": round(build, 3), "families": data.meta["interval_families"],
+                           "nnz": int(data.A.nnz)}
+    for key, model in (("tight_cores", base), ("intervals", data)):
+        t = time.perf_counter()
+        status, value, bound, _ = _lp_bound(model, Deadline(cap), "differenced", "ipm")
+        secs = time.perf_counter() - t
+        out[key] = {"status": status, "value": value, "bound": bound, "seconds": round(secs, 3)}
+    if check is not None:
+        for staged in (True, False):
+            t = time.perf_counter()
+            iv = interval_bound(inst, time_limit=check, upper=best, staged=staged)
+            out[f"check_{'staged' if staged else 'unstaged'}"] = {
+                "limit": check, "bound": iv.bound, "method": iv.method,
+                "seconds": round(time.perf_counter() - t, 3)}
+    if any(b is not None and b > best + 1e-6 for b in
+           (out["tight_cores"]["bound"], out["intervals"]["bound"])):
+        raise RuntimeError(f"{path.stem}: an LP bound above the certificate {best}")
+    return out
+
+
+def returned(r: dict[str, Any], limit: float, staged: bool) -> tuple[str, float]:
+    """Which bound a call of ``limit`` seconds returns, from the measured times, and its value
+    (at least the combinatorial bound, which ``kvopt solve`` reports beside it)."""
+    b, t1, t2 = r["build_s"], r["tight_cores"]["seconds"], r["intervals"]["seconds"]
+    comb = r["combinatorial"]
+    iv, tc = r["intervals"]["bound"], r["tight_cores"]["bound"]
+    if staged:
+        if iv is not None and tc is not None and b + t1 + t2 <= limit:
+            return "intervals", max(iv, tc, comb)
+        if tc is not None and b + t1 <= limit:
+            return "tight+cores", max(tc, comb)
+    elif iv is not None and b + t2 <= limit:
+        return "intervals", max(iv, comb)
+    return "combinatorial", comb
+
+
+def gap(r: dict[str, Any], bound: float) -> float:
+    """Certified gap of the certificate against ``ceil(bound)``, in %."""
+    return 100.0 * (r["best"] - math.ceil(bound - 1e-9)) / r["best"]
+
+
+def _value(b: float | None) -> str:
+    """An LP's bound for the table (``-``: not solved within ``--cap``)."""
+    return "-" if b is None else f"{b:.1f}"
+
+
+def _added(r: dict[str, Any]) -> float:
+    """What the interval rows add to the tight+cores LP's bound, in % (the two values are
+    Lagrangian values recomputed from each LP's duals, equal to ~1e-9 where the rows add
+    nothing)."""
+    tc, iv = r["tight_cores"]["bound"], r["intervals"]["bound"]
+    return 100.0 * (iv - tc) / tc
+
+
+def summarise(records: list[dict[str, Any]], limits: tuple[float, ...]) -> None:
+    """The tables of the module docstring."""
+    records = sorted(records, key=lambda r: (r["name"].split("-")[0],
+                                             int(r["name"].split("seed")[1])))
+    print("| instance | n | M | families | build s | tight+cores LP s | value | interval LP s | "
+          "value | interval rows add |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in records:
+        tc, iv = r["tight_cores"], r["intervals"]
+        add = (f"{abs(_added(r)):.2f} %" if abs(_added(r)) < 0.005 else f"{_added(r):.2f} %"
+               ) if iv["bound"] is not None and tc["bound"] is not None else "-"
+        print(f"| {r['name']} | {r['n']} | {r['memory']} | {r['families']} | "
+              f"{r['build_s']:.1f} | {tc['seconds']:.1f} | {_value(tc['bound'])} | "
+              f"{iv['seconds']:.1f} | {_value(iv['bound'])} | {add} |")
+    ratio = sorted(r["intervals"]["seconds"] / r["tight_cores"]["seconds"] for r in records)
+    adds = sorted(max(_added(r), 0.0) for r in records
+                  if r["intervals"]["bound"] is not None and r["tight_cores"]["bound"] is not None)
+    print(f"\ninterval LP time / tight+cores LP time: median {statistics.median(ratio):.2f} "
+          f"(range {ratio[0]:.2f}-{ratio[-1]:.2f}); the interval rows add a median "
+          f"{statistics.median(adds):.2f} % (range {adds[0]:.2f}-{adds[-1]:.2f} %), "
+          f"{len(records)} instances")
+    print("\nWithin L seconds (from the measured times; gap = certified gap of the certificate):")
+    print("| family | L (s) | unstaged: interval LP / none | median gap | staged: interval LP / "
+          "tight+cores LP / none | median gap |")
+    print("|---|---|---|---|---|---|")
+    for fam in ("model1", "model2"):
+        rs = [r for r in records if r["name"].startswith(fam)]
+        if not rs:
+            continue
+        for L in limits:
+            cells = []
+            for staged in (False, True):
+                got = [returned(r, L, staged) for r in rs]
+                kinds = [k for k, _ in got]
+                counts = ((kinds.count("intervals"), kinds.count("combinatorial")) if not staged
+                          else (kinds.count("intervals"), kinds.count("tight+cores"),
+                                kinds.count("combinatorial")))
+                med = statistics.median(gap(r, v) for r, (_, v) in zip(rs, got, strict=True))
+                cells += [" / ".join(str(c) for c in counts), f"{med:.1f} %"]
+            print(f"| {fam} | {L:g} | " + " | ".join(cells) + " |")
+    checks = [r for r in records if "check_staged" in r]
+    if checks:
+        print("\nDirect calls (interval_bound(time_limit=L), staged and unstaged):")
+        print("| instance | L (s) | staged: method, bound, s | unstaged: method, bound, s | "
+              "predicted (staged / unstaged) |")
+        print("|---|---|---|---|---|")
+        for r in checks:
+            s_, u_ = r["check_staged"], r["check_unstaged"]
+            L = s_["limit"]
+            print(f"| {r['name']} | {L:g} | {s_['method']}, {s_['bound']:.1f}, "
+                  f"{s_['seconds']:.1f} | {u_['method']}, {u_['bound']:.1f}, {u_['seconds']:.1f} | "
+                  f"{returned(r, L, True)[0]} / {returned(r, L, False)[0]} |")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from kvopt.cli.common import float_in
+
+    p = argparse.ArgumentParser(
+        prog="mip_staged_lp.py",
+        description="The staged interval bound at paper scale: LP times and values, and "
+                    "which bound a call of L seconds returns.")
+    p.add_argument("--paper", default=str(ROOT / "reports/mip/paper_scale"), metavar="DIR",
+                   help="instances and certificates (default: reports/mip/paper_scale)")
+    p.add_argument("--family", choices=("model1", "model2"), action="append", default=None,
+                   help="the 20 instances of this family (repeatable; default both)")
+    p.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                   help="these instances only (e.g. model2-seed13)")
+    p.add_argument("--cap", type=float_in(0, lo_open=True), default=600.0,
+                   help="seconds per LP at most (default 600)")
+    p.add_argument("--check", type=float_in(0, lo_open=True), default=None, metavar="L",
+                   help="also call interval_bound(time_limit=L) staged and unstaged")
+    p.add_argument("--limits", type=float_in(0, lo_open=True), nargs="+",
+                   default=list(LIMITS), help="the limits of the derived table")
+    p.add_argument("--out", default=None, help="JSON records")
+    p.add_argument("--summarise", nargs="+", default=None, metavar="JSON",
+                   help="print the tables of earlier --out files")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    limits = tuple(args.limits)
+    if args.summarise:
+        recs: list[dict[str, Any]] = []
+        for f in args.summarise:
+            try:
+                recs += json.loads(Path(f).read_text())["records"]
+            except (OSError, ValueError, KeyError) as exc:
+                _parser().error(f"--summarise: cannot read records from {f}: {exc}")
+        summarise(recs, limits)
+        return 0
+    d = Path(args.paper)
+    names = args.only or [f"{fam}-seed{k}" for fam in (args.family or ["model1", "model2"])
+                          for k in range(1, 21)]
+    missing = [nm for nm in names if not (d / f"{nm}.json").is_file()
+               or not (d / f"{nm}.best.json").is_file()]
+    if missing:
+        _parser().error(f"--paper/--only: no instance or certificate for {', '.join(missing)} "
+                        f"in {d}")
+    print(f"benchmarks/mip_staged_lp.py {' '.join(sys.argv[1:] if argv is None else argv)}",
+          flush=True)
+    recs = []
+    t0 = time.perf_counter()
+    for nm in names:
+        recs.append(measure(d / f"{nm}.json", args.cap, args.check))
+        if args.out:
+            Path(args.out).write_text(json.dumps({"argv": sys.argv, "records": recs}, indent=1))
+    summarise(recs, limits)
+    print(f"wall {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
