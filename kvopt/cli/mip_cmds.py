@@ -191,7 +191,7 @@ def _bound_text(name: str, rec: dict[str, Any]) -> str:
     if rec.get("status") == "computed":
         how = rec.get("method")
         if name == "intervals" and how not in (None, "LP"):  # the interval LP not solved
-            return f"{name} {_fmt(rec.get('value'))} ({how}: the interval LP ran out of time)"
+            return f"{name} {_fmt(rec.get('value'))} ({how}: the interval LP not solved in time)"
         return f"{name} {_fmt(rec.get('value'))}"
     return f"{name} skipped ({rec.get('reason', '')})"
 

@@ -109,24 +109,23 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                          "S computes the LP anyway)")
         mode = "none"
 
-    method_iv: list[str | None] = [None]
-
-    def intervals(seconds: float) -> str | None:  # the lag-interval LP, timed
+    def intervals(seconds: float) -> tuple[str | None, str | None]:  # the interval LP, timed
         t2 = time.perf_counter()
-        status, method_iv[0] = _interval_phase(inst, seconds, budget, best["objective"],
-                                               bounds, skipped, progress)
+        got = _interval_phase(inst, seconds, budget, best["objective"], bounds, skipped,
+                              progress)
         timing["intervals"] = time.perf_counter() - t2
-        return status
+        return got
 
-    status_iv = None
+    status_iv = method_iv = None
     auto_iv = lp == "auto" and mode != "none" and "intervals" not in skipped  # as solve
     if auto_iv:
-        status_iv = intervals(AUTO_INTERVALS_S if intervals_time is None else intervals_time)
+        status_iv, method_iv = intervals(AUTO_INTERVALS_S if intervals_time is None
+                                         else intervals_time)
         if status_iv == "optimal":  # (None: above the memory budget, the LP or Lagrangian)
             mode = "intervals"
             skipped["lp"] = ("auto: the lag-interval LP instead (it holds every tight+cores "
                              "row; --lp exact or --lp lagrangian forces those)")
-        elif method_iv[0] == "tight+cores LP":  # the interval LP stopped, the first LP stands
+        elif method_iv == "tight+cores LP":  # the interval LP stopped, the first LP stands
             mode = "intervals"
             skipped["lp"] = ("auto: the lag-interval LP stopped at its time limit; its first "
                              "stage, the tight+cores LP, is the intervals bound (--lp exact "
@@ -140,14 +139,14 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
                      progress, starts)
     timing["lp"] = time.perf_counter() - t1
     if intervals_time is not None and not auto_iv:
-        status_iv = intervals(intervals_time)
+        status_iv, method_iv = intervals(intervals_time)
     best_name, value = best_bound(bounds)
     rounded = integral_bound(value)
     gap = None if obj is None else max(obj - rounded, 0) / max(obj, 1.0)
     return {"instance": inst.name, "n": inst.n, "memory": inst.memory,
             "time_unit": inst.time_unit, "bounds": bounds, "best_bound_name": best_name,
             "best_bound": float(rounded), "best_schedule": best, "gap": gap,
-            "lp_mode": mode, "interval_status": status_iv, "interval_method": method_iv[0],
+            "lp_mode": mode, "interval_status": status_iv, "interval_method": method_iv,
             "skipped": skipped,
             "memory_budget_bytes": budget,
             "seconds": timing}

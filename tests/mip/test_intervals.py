@@ -132,30 +132,15 @@ def test_time_limit_returns_valid_bound():
     assert full.status == "optimal" and res.bound <= full.bound + 1e-6
 
 
-def _interval_lp_not_solved(monkeypatch, first_too=False):
-    """Make the interval LP (the model with interval rows) come back unsolved, as at a
-    deadline between the two solves of a staged call; ``first_too``: the first LP too."""
-    import kvopt.mip.bounds.intervals as iv
-
-    real = iv._solve_lp_duals
-
-    def fake(data, deadline, form, method):
-        if first_too or any(k.startswith("interval") for k in data.row_kind):
-            return "Time limit reached", None, None, {}
-        return real(data, deadline, form, method)
-
-    monkeypatch.setattr(iv, "_solve_lp_duals", fake)
-
-
 @pytest.mark.parametrize("seed", range(12))
-def test_staged_fallback_is_the_first_lp(monkeypatch, seed):
+def test_staged_fallback_is_the_first_lp(interval_lp_unsolved, seed):
     """When the interval LP is not solved, a staged call keeps the bound of the tight+cores
     LP it solved first (valid: <= brute-force OPT; equal to the plain LP's value), where an
     unstaged one falls back to subgradient ascent; with neither LP solved, both do."""
     inst = _random_instance(np.random.default_rng(900 + seed), 5)
     opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
     full = interval_bound(inst, time_limit=30, upper=opt)
-    _interval_lp_not_solved(monkeypatch)
+    interval_lp_unsolved()
     res = interval_bound(inst, time_limit=30, upper=opt)
     if full.families == 0:                      # no interval rows: one LP, nothing staged
         assert res.method == "LP" and "first_lp" not in res.meta
@@ -169,16 +154,17 @@ def test_staged_fallback_is_the_first_lp(monkeypatch, seed):
     assert res.bound <= full.bound + 1e-6
     plain = interval_bound(inst, time_limit=0.5, upper=opt, staged=False)
     assert (plain.status, plain.method) == ("time_limit", "subgradient")
-    _interval_lp_not_solved(monkeypatch, first_too=True)
+    interval_lp_unsolved(first_too=True)
     none = interval_bound(inst, time_limit=0.5, upper=opt)
     assert (none.method, none.meta["first_lp"]["bound"]) == ("subgradient", None)
     assert none.bound <= opt + 1e-9 and plain.bound <= opt + 1e-9
 
 
-def test_bound_auto_keeps_the_first_lp_when_the_interval_lp_stops(monkeypatch, interval_proves):
+def test_bound_auto_keeps_the_first_lp_when_the_interval_lp_stops(interval_lp_unsolved,
+                                                                   interval_proves):
     """``kvopt bound`` (auto): the interval LP stopped after its first stage, so the
     tight+cores LP is the intervals bound, and the (weaker) Lagrangian is not added."""
-    _interval_lp_not_solved(monkeypatch)
+    interval_lp_unsolved()
     doc = bound_report(interval_proves)
     assert (doc["interval_status"], doc["interval_method"]) == ("time_limit", "tight+cores LP")
     assert doc["lp_mode"] == "intervals" and "lagrangian" not in doc["bounds"]

@@ -485,7 +485,8 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     status, lp_value, bound_iv, lp_info = _lp_bound(data, dl, lp_form, lp_method)
     meta.update({"lp_status": status, "lp": lp_info})
     if bound_iv is not None:                      # both valid; equal up to rounding
-        bound, out_status, method = max(bound_iv, first or -np.inf), "optimal", "LP"
+        bound, out_status, method = (max(bound_iv, first) if first is not None else bound_iv,
+                                     "optimal", "LP")
     elif first is not None:
         bound, out_status, method = first, "time_limit", "tight+cores LP"
     else:
