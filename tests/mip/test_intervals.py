@@ -160,6 +160,33 @@ def test_staged_fallback_is_the_first_lp(interval_lp_unsolved, seed):
     assert none.bound <= opt + 1e-9 and plain.bound <= opt + 1e-9
 
 
+def test_interval_lp_not_started_with_less_time_left_than_the_first_took(monkeypatch):
+    """The interval LP has every row of the first LP and more: with less time left than the
+    first took (a second here, added by a slow first solve), it is not started and the call
+    returns the first LP's bound before its limit (it used to pass the model to HiGHS anyway:
+    up to 1.8 s past a 45 s limit at n = 89)."""
+    import time
+
+    import kvopt.mip.bounds.intervals as iv
+
+    real = iv._solve_lp_duals
+
+    def slow_first(data, deadline, form, method):
+        if not any(k.startswith("interval") for k in data.row_kind):
+            time.sleep(1.0)
+        return real(data, deadline, form, method)
+
+    monkeypatch.setattr(iv, "_solve_lp_duals", slow_first)
+    inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
+    t = time.perf_counter()
+    res = interval_bound(inst, time_limit=1.6)
+    assert time.perf_counter() - t < 1.6
+    assert (res.status, res.method) == ("time_limit", "tight+cores LP")
+    assert res.meta["lp_status"].startswith("not started") and res.bound <= 52 + 1e-9
+    full = interval_bound(inst, time_limit=2.6)               # time for both: both solved
+    assert full.method == "LP" and res.bound <= full.bound + 1e-9
+
+
 def test_bound_auto_keeps_the_first_lp_when_the_interval_lp_stops(interval_lp_unsolved,
                                                                    interval_proves):
     """``kvopt bound`` (auto): the interval LP stopped after its first stage, so the
