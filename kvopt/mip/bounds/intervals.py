@@ -444,11 +444,11 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         first LP's bound stands (``method="tight+cores LP"``) instead of a subgradient
         ascent that starts from zero (which gets almost nothing in the seconds left). The
         interval LP is not started when less time is left than the first LP took (it has
-        the same rows and more). On the
-        20 + 20 paper-scale instances the interval rows add a median 0.08 % (0-0.55 %) to
-        the first LP's value and the interval LP takes a median 1.72 times as long
-        (``reports/mip/README.md`` section 10.19), so a call too short for the interval LP
-        still gets nearly its value; the cost is the first LP's time when both fit.
+        the same rows and more). On the 20 + 20 paper-scale instances the interval rows add
+        a median 0.08 % (0-0.55 %) to the first LP's value and the interval LP takes a
+        median 1.72 times as long (``reports/mip/README.md`` section 10.19), so a call too
+        short for the interval LP still gets nearly its value; the cost is the first LP's
+        time when both fit.
 
     Notes
     -----
