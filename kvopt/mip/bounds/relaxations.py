@@ -50,6 +50,11 @@ def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "h
     above the RAM budget ``ram`` (default :func:`kvopt.core.limits.resolve_memory_budget`;
     ``memory_budget`` is its deprecated name) a :class:`~kvopt.core.errors.MemoryBudgetError`
     suggests :func:`lagrangian_bound`. ``time_limit`` seconds, or a caller's ``deadline``.
+    With HiGHS the same LP is solved in its row-differenced form by interior point
+    (:func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`, the interval bound's solver): the
+    ``tight+cores`` LP of ``model1-seed1`` in 3.9 s instead of 25.1 s by dual simplex on the
+    dense rows, of ``model2-seed1`` in 15.2 s instead of 109.2 s, the same values to 1e-12
+    (``reports/mip/lp_exact_speed.txt``).
 
     Examples
     --------
@@ -67,6 +72,14 @@ def lp_bound(instance: Instance, formulation: str = "tight", *, solver: str = "h
     check_memory(instance, formulation, "lp", budget, what="the LP relaxation",
                  hint="lagrangian_bound (kvopt bound --lp lagrangian) needs O(n T) memory")
     data = build_milp(instance, formulation)
+    if solver == "highs":
+        from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+        lp = solve_lp_duals(data, deadline=dl)
+        if lp.status != "optimal" or lp.value is None:
+            raise LPNotSolvedError(f"LP relaxation not solved: {lp.status} "
+                                   f"({lp.info.get('message', '')})")
+        return float(lp.value)
     res = get_backend(solver).solve(data, deadline=dl, threads=1, relax=True)
     if res.status != "optimal" or res.objective is None:
         raise LPNotSolvedError(f"LP relaxation not solved: {res.status} ({res.message})")
