@@ -60,14 +60,12 @@ def chain_members(inst: Any, groups: list[Any]) -> list[int]:
     """The groups (indices into ``groups``) of the first lag-interval family, in index
     order; ``[]`` when there is none."""
     from kvopt.mip.bounds.intervals import interval_families
+    from kvopt.mip.model.builder import request_groups
 
     fams = interval_families(inst, groups, n_families=1)
     if not fams:
         return []
-    group_of = np.empty(inst.n, dtype=np.int64)
-    for g, mem in enumerate(groups):
-        group_of[mem] = g
-    return sorted(set(group_of[fams[0].members].tolist()))
+    return sorted(set(request_groups(groups)[fams[0].members].tolist()))
 
 
 def chain_rows(data: Any, inst: Any, members: list[int]) -> tuple[sp.csr_matrix, Any, int]:

@@ -258,10 +258,10 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
     """
     import dataclasses
 
+    from kvopt.mip.model.builder import request_groups
+
     assert data.col_group is not None and data.col_start is not None
-    req_group = np.empty(sum(g.size for g in data.groups), dtype=np.int64)
-    for g, mem in enumerate(data.groups):
-        req_group[mem] = g
+    req_group = request_groups(data.groups)
     A = data.A.tocoo()
     R, C, V = [A.row], [A.col], [A.data]
     rl, ru = [data.row_lower], [data.row_upper]

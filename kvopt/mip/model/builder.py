@@ -78,6 +78,21 @@ def group_requests(instance: Instance, aggregate: bool) -> list[NDArray[np.int64
     return [members[u] for u in np.argsort(first, kind="stable").tolist()]
 
 
+def request_groups(groups: list[NDArray[np.int64]]) -> NDArray[np.int64]:
+    """The group of every request: the inverse of :func:`group_requests`' partition.
+
+    Examples
+    --------
+    >>> inst = Instance(memory=9, arrival=[0, 0, 0], prompt=[1, 2, 1], output=[3, 3, 3])
+    >>> request_groups(group_requests(inst, True)).tolist()
+    [0, 1, 0]
+    """
+    out = np.empty(sum(g.size for g in groups), dtype=np.int64)
+    for g, members in enumerate(groups):
+        out[members] = g
+    return out
+
+
 def start_windows(
     instance: Instance,
     *,
