@@ -22,7 +22,7 @@ def interval_lp_unsolved(monkeypatch: pytest.MonkeyPatch):
     it sees the same."""
     import kvopt.mip.bounds.intervals as iv
 
-    real = iv._solve_lp_duals
+    real = iv._lp_bound
 
     def make(first_too: bool = False) -> None:
         def fake(data, deadline, form, method):
@@ -30,6 +30,6 @@ def interval_lp_unsolved(monkeypatch: pytest.MonkeyPatch):
                 return "Time limit reached", None, None, {}
             return real(data, deadline, form, method)
 
-        monkeypatch.setattr(iv, "_solve_lp_duals", fake)
+        monkeypatch.setattr(iv, "_lp_bound", fake)
 
     return make

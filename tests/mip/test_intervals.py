@@ -169,14 +169,14 @@ def test_interval_lp_not_started_with_less_time_left_than_the_first_took(monkeyp
 
     import kvopt.mip.bounds.intervals as iv
 
-    real = iv._solve_lp_duals
+    real = iv._lp_bound
 
     def slow_first(data, deadline, form, method):
         if not any(k.startswith("interval") for k in data.row_kind):
             time.sleep(1.0)
         return real(data, deadline, form, method)
 
-    monkeypatch.setattr(iv, "_solve_lp_duals", slow_first)
+    monkeypatch.setattr(iv, "_lp_bound", slow_first)
     inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])
     t = time.perf_counter()
     res = interval_bound(inst, time_limit=1.6)

@@ -357,31 +357,23 @@ class IntervalBound:
     method: str = "LP"
 
 
-def _solve_lp_duals(data: MILPData, deadline: Deadline, form: str, method: str
-                    ) -> tuple[str, float | None, NDArray[np.float64] | None, dict[str, Any]]:
-    """Solve the LP relaxation by :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals` (default:
-    the row-differenced model by interior point with crossover) within ``deadline``: status,
-    value, the original rows' duals, solver info."""
+def _lp_bound(data: MILPData, deadline: Deadline, form: str, method: str
+              ) -> tuple[str, float | None, float | None, dict[str, Any]]:
+    """The LP relaxation of ``data`` by :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`
+    (default: the row-differenced model by interior point with crossover) within
+    ``deadline`` (nothing if it has passed), and its bound: status, LP value,
+    :func:`lagrangian_value` of the original rows at the LP's duals (valid for any
+    multipliers; ``None`` when the LP was not solved) and solver info."""
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
+    if deadline.expired():
+        return "time", None, None, {}
     res = solve_lp_duals(data, deadline=deadline, form=form, method=method)
     if res.status != "optimal" or res.row_dual is None:
         return str(res.info.get("message", res.status)), None, None, res.info
-    return "optimal", res.value, res.row_dual, res.info
-
-
-def _lp_bound(data: MILPData, deadline: Deadline, form: str, method: str
-              ) -> tuple[str, float | None, float | None, dict[str, Any]]:
-    """:func:`_solve_lp_duals` within ``deadline`` (nothing if it has passed) and the bound:
-    status, LP value, :func:`lagrangian_value` of the original rows at the LP's duals (valid
-    for any multipliers; ``None`` when the LP was not solved) and solver info."""
-    if deadline.expired():
-        return "time", None, None, {}
-    status, value, dual, info = _solve_lp_duals(data, deadline, form, method)
-    if dual is None:
-        return status, value, None, info
     rows = relaxed_rows(data)
-    return status, value, float(lagrangian_value(data, -dual[rows], rows)[0]), info
+    return ("optimal", res.value, float(lagrangian_value(data, -res.row_dual[rows], rows)[0]),
+            res.info)
 
 
 def _staged_lps(base: MILPData, data: MILPData, dl: Deadline, form: str, method: str,
