@@ -112,7 +112,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     def intervals(seconds: float) -> tuple[str | None, str | None]:  # the interval LP, timed
         t2 = time.perf_counter()
         got = _interval_phase(inst, seconds, budget, best["objective"], bounds, skipped,
-                              progress)
+                              progress, starts if best["source"] == "mcsf" else None)
         timing["intervals"] = time.perf_counter() - t2
         return got
 
@@ -264,7 +264,8 @@ def _lp_phase(inst: Instance, mode: str, iterations: int, budget: int, upper: fl
 
 def _interval_phase(inst: Instance, seconds: float, budget: int, upper: float | None,
                     bounds: dict[str, float | None], skipped: dict[str, str],
-                    progress: bool) -> tuple[str | None, str | None]:
+                    progress: bool, starts: NDArray[np.int64] | None = None
+                    ) -> tuple[str | None, str | None]:
     """The lag-interval LP bound within ``seconds`` (skipped above the RAM budget): its
     status and where it came from (:attr:`~kvopt.mip.bounds.intervals.IntervalBound.method`),
     ``(None, None)`` when skipped."""
@@ -275,7 +276,8 @@ def _interval_phase(inst: Instance, seconds: float, budget: int, upper: float | 
     note(f"bound: lag-interval LP, time limit {seconds:g} s", enabled=progress)
     with Heartbeat("bound: intervals", enabled=progress):
         try:
-            iv = interval_bound(inst, time_limit=seconds, upper=upper, ram=budget)
+            iv = interval_bound(inst, time_limit=seconds, upper=upper, ram=budget,
+                                starts=starts)
         except MemoryBudgetError as exc:
             skipped["intervals"] = exc.reason
             return None, None

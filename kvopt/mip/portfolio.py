@@ -289,7 +289,8 @@ class _BoundJob:
             if name == "intervals":
                 from kvopt.mip.bounds.intervals import interval_bound
 
-                iv = interval_bound(instance, upper=upper, ram=ram_bytes, deadline=part)
+                iv = interval_bound(instance, upper=upper, ram=ram_bytes, deadline=part,
+                                    starts=starts)
                 doc = {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
                        "families": iv.families,
                        "method": iv.method}

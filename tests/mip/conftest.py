@@ -25,10 +25,10 @@ def interval_lp_unsolved(monkeypatch: pytest.MonkeyPatch):
     real = iv._lp_bound
 
     def make(first_too: bool = False) -> None:
-        def fake(data, deadline, form, method):
+        def fake(data, deadline, form, method, **kw):
             if first_too or any(k.startswith("interval") for k in data.row_kind):
                 return "Time limit reached", None, None, {}
-            return real(data, deadline, form, method)
+            return real(data, deadline, form, method, **kw)
 
         monkeypatch.setattr(iv, "_lp_bound", fake)
 

@@ -171,10 +171,10 @@ def test_interval_lp_not_started_with_less_time_left_than_the_first_took(monkeyp
 
     real = iv._lp_bound
 
-    def slow_first(data, deadline, form, method):
+    def slow_first(data, deadline, form, method, **kw):
         if not any(k.startswith("interval") for k in data.row_kind):
             time.sleep(1.0)
-        return real(data, deadline, form, method)
+        return real(data, deadline, form, method, **kw)
 
     monkeypatch.setattr(iv, "_lp_bound", slow_first)
     inst = Instance(memory=11, arrival=[0] * 5, prompt=[4, 5, 4, 1, 5], output=[4, 3, 4, 7, 3])

@@ -7,6 +7,8 @@
 - :mod:`~kvopt.mip.bounds.lagrangian`: the Lagrangian of a time-indexed model for any
   multipliers (the value every LP-based bound reports, reduced costs, subgradient ascent);
 - :mod:`~kvopt.mip.bounds.sparse_lp`: exact sparse forms of the LP (same value, same duals);
+- :mod:`~kvopt.mip.bounds.columns`: the LP by column generation over start columns (a bound
+  at every round);
 - :mod:`~kvopt.mip.bounds.intervals`: lag-interval rows and the interval LP bound;
 - :mod:`~kvopt.mip.bounds.fixing`: reduced-cost fixing of start slots;
 - :mod:`~kvopt.mip.bounds.colgen`: the configuration LP (column generation).

@@ -336,8 +336,10 @@ class IntervalBound:
     ``status`` is ``"optimal"`` when the LP was solved (``bound`` is then the Lagrangian value
     of its duals, i.e. the LP value) and ``"time_limit"`` when it was not. ``method`` says
     where the bound came from: ``"LP"`` (the interval LP), ``"tight+cores LP"`` (the LP
-    without the interval rows, solved first, when the interval LP was not solved in time) or
-    ``"subgradient"`` (neither LP solved: subgradient ascent on the interval model's rows).
+    without the interval rows, solved first, when the interval LP was not solved in time),
+    ``"restricted LP"`` (neither LP solved, but a round of column generation was: the best
+    Lagrangian value at a restricted LP's duals, :mod:`kvopt.mip.bounds.columns`) or
+    ``"subgradient"`` (no LP round solved: subgradient ascent on the interval model's rows).
 
     Examples
     --------
@@ -357,44 +359,70 @@ class IntervalBound:
     method: str = "LP"
 
 
-def _lp_bound(data: MILPData, deadline: Deadline, form: str, method: str
+def _lp_bound(data: MILPData, deadline: Deadline, form: str, method: str, *,
+              columns: NDArray[np.bool_] | None = None,
+              starts: NDArray[np.int64] | None = None
               ) -> tuple[str, float | None, float | None, dict[str, Any]]:
-    """The LP relaxation of ``data`` by :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`
-    (default: the row-differenced model by interior point with crossover) within
-    ``deadline`` (nothing if it has passed), and its bound: status, LP value,
-    :func:`lagrangian_value` of the original rows at the LP's duals (valid for any
-    multipliers; ``None`` when the LP was not solved) and solver info."""
-    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+    """The LP relaxation of ``data`` by column generation over its start columns
+    (:func:`kvopt.mip.bounds.columns.solve_lp_columns`, each restricted LP by
+    :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`: the row-differenced model by interior
+    point with crossover) within ``deadline`` (nothing if it has passed): status
+    (``"optimal"``: the LP solved), LP value (``None`` unless solved), bound (the best
+    :func:`lagrangian_value` of the original rows over the rounds, valid for any multipliers;
+    ``None`` when no round was solved) and solver info, with the rounds and, under
+    ``"columns"``, the last restricted LP's columns (``columns`` / ``starts``: the first
+    one's, as there)."""
+    from kvopt.mip.bounds.columns import solve_lp_columns
 
     if deadline.expired():
         return "time", None, None, {}
-    res = solve_lp_duals(data, deadline=deadline, form=form, method=method)
-    if res.status != "optimal" or res.row_dual is None:
-        return str(res.info.get("message", res.status)), None, None, res.info
-    rows = relaxed_rows(data)
-    return ("optimal", res.value, float(lagrangian_value(data, -res.row_dual[rows], rows)[0]),
-            res.info)
+    res = solve_lp_columns(data, deadline=deadline, columns=columns, starts=starts, form=form,
+                           method=method)
+    return res.status, res.value, res.bound, dict(res.info, rounds=res.rounds,
+                                                  columns=res.columns)
 
 
 def _staged_lps(base: MILPData, data: MILPData, dl: Deadline, form: str, method: str,
-                staged: bool, meta: dict[str, Any]
+                staged: bool, meta: dict[str, Any], starts: NDArray[np.int64] | None
                 ) -> tuple[float | None, tuple[str, float | None, float | None, dict[str, Any]]]:
     """The LPs of :func:`interval_bound`: the first LP's bound (``None`` when not staged or
-    not solved; its record in ``meta["first_lp"]``) and :func:`_lp_bound` of the interval
-    model. That one is not started when less time is left than the first LP took: it holds
-    every row of the first and more (1.25-2.1 times its time at paper scale), so the call ends
-    now instead of after the model's transfer to HiGHS."""
-    first: float | None = None
-    if staged and data.n_rows > base.n_rows:
-        t1 = dl.elapsed()
-        st1, v1, first, _ = _lp_bound(base, dl, form, method)
-        meta["first_lp"] = {"status": st1, "value": v1, "bound": first,
-                            "seconds": round(dl.elapsed() - t1, 3)}
-        left = dl.remaining()
-        if first is not None and left is not None and left < meta["first_lp"]["seconds"]:
-            return first, ("not started: less time left than the first LP took", None, None,
-                           {})
-    return first, _lp_bound(data, dl, form, method)
+    no round of it was solved; its record in ``meta["first_lp"]``) and :func:`_lp_bound` of
+    the interval model, which starts from the first LP's last columns. That one is not
+    started when less time is left than the first LP took: it holds every row of the first
+    and more (1.25-2.1 times its time at paper scale), so the call ends now instead of after
+    the model's transfer to HiGHS."""
+    if not (staged and data.n_rows > base.n_rows):
+        return None, _lp_bound(data, dl, form, method, starts=starts)
+    t1 = dl.elapsed()
+    st1, v1, first, info1 = _lp_bound(base, dl, form, method, starts=starts)
+    meta["first_lp"] = {"status": st1, "value": v1, "bound": first,
+                        "seconds": round(dl.elapsed() - t1, 3),
+                        "rounds": len(info1.get("rounds", []))}
+    left = dl.remaining()
+    if first is not None and left is not None and left < meta["first_lp"]["seconds"]:
+        return first, ("not started: less time left than the first LP took", None, None, {})
+    return first, _lp_bound(data, dl, form, method, columns=info1.get("columns"),
+                            starts=starts)
+
+
+def _outcome(data: MILPData, dl: Deadline, upper: float, status: str, first: float | None,
+             bound_iv: float | None, meta: dict[str, Any]) -> tuple[float, str, str]:
+    """The bound, status and method of :func:`interval_bound` from its LPs (the larger of
+    the bounds found, each valid), or subgradient ascent when no LP round was solved."""
+    found = [b for b in (first, bound_iv) if b is not None]
+    if status == "optimal":
+        return max(found), "optimal", "LP"
+    if meta.get("first_lp", {}).get("status") == "optimal":
+        return max(found), "time_limit", "tight+cores LP"
+    if found:
+        return max(found), "time_limit", "restricted LP"
+    bound, _, its = subgradient(data, upper=upper, deadline=dl, max_iterations=100_000)
+    if not np.isfinite(bound):                       # no iteration ran: mu = 0
+        rows = relaxed_rows(data)
+        bound, _ = lagrangian_value(data, np.zeros(rows.size), rows)
+        its = 1
+    meta["subgradient_iterations"] = its
+    return bound, "time_limit", "subgradient"
 
 
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
@@ -403,7 +431,8 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                    lp_form: str = "differenced", lp_method: str = "ipm",
                    deadline: Deadline | None = None,
                    memory_budget: str | int | float | None = None,
-                   staged: bool = True) -> IntervalBound:
+                   staged: bool = True,
+                   starts: NDArray[np.int64] | None = None) -> IntervalBound:
     """Lower bound from the ``tight+cores`` LP plus the lag-interval rows (module docstring).
 
     Parameters
@@ -412,13 +441,19 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         A slotted instance.
     time_limit, deadline
         Wall-clock seconds for the whole call, or a caller's :class:`~kvopt.core.limits.Deadline`
-        to share (then ``time_limit`` is ignored). When the LP is not solved in time the
-        remaining time (at least a few iterations) goes to subgradient ascent on the
-        Lagrangian of the same rows (:func:`subgradient`), whose best value is returned with
-        ``status="time_limit"``: still a valid bound.
+        to share (then ``time_limit`` is ignored). Each LP is solved by column generation
+        over its start columns (:func:`kvopt.mip.bounds.columns.solve_lp_columns`): every
+        round's Lagrangian value is a valid bound, so a call stopped between rounds keeps the
+        best of them (``method="restricted LP"`` when not even the first LP was solved).
+        When no round is solved in time the remaining time (at least a few iterations) goes
+        to subgradient ascent on the Lagrangian of the same rows (:func:`subgradient`). Every
+        stopped call returns ``status="time_limit"`` and a valid bound.
     upper
         TEL of a feasible schedule (default MC-SF); it sets the start windows
         (:func:`kvopt.mip.model.builder.start_windows`, which keep every optimal schedule).
+    starts
+        That schedule's starts (default: MC-SF's when ``upper`` is not given): their columns
+        join the first restricted LP, which is then feasible.
     n_families, levels
         Lag-interval families per level and their levels (:func:`interval_families`).
     ram
@@ -451,8 +486,10 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     LP value is ``<= OPT``. The value reported is not the solver's objective but
     :func:`lagrangian_value` of the multipliers read from the LP duals (clipped to ``>= 0``),
     which is ``<= OPT`` for *any* multipliers (proof there) and equals the LP value at an
-    optimal dual solution; it is lowered by ``1e-9 * max(1, |L|)`` against rounding in the
-    sums. Objective values are integers, so ``ceil(bound)`` is valid.
+    optimal dual solution; a restricted LP's duals (column generation) are multipliers of
+    the same rows, so their value is a bound too. It is lowered by ``1e-9 * max(1, |L|)``
+    against rounding in the sums. Objective values are integers, so ``ceil(bound)`` is
+    valid.
 
     Examples
     --------
@@ -481,7 +518,8 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         raise UsageError("lp_method", f"must be one of {', '.join(LP_METHODS)}, got "
                          f"{lp_method!r}")
     if upper is None:
-        upper = instance.tel_of_starts(mcsf_starts(instance))
+        starts = mcsf_starts(instance)
+        upper = instance.tel_of_starts(starts)
     budget = resolve_memory_budget(renamed_argument(ram, memory_budget, "memory_budget", "ram"),
                                    "ram")
     check_memory(instance, "tight+cores", "lp-differenced", budget, upper=upper, flag="ram",
@@ -492,22 +530,10 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     meta: dict[str, Any] = {"rows": data.n_rows, "cols": data.n_cols, "nnz": int(data.A.nnz),
                             "upper": float(upper)}
     first, (status, lp_value, bound_iv, lp_info) = _staged_lps(
-        base, data, dl, lp_form, lp_method, staged, meta)
+        base, data, dl, lp_form, lp_method, staged, meta, starts)
+    lp_info.pop("columns", None)
     meta.update({"lp_status": status, "lp": lp_info})
-    if bound_iv is not None:                      # both valid; equal up to rounding
-        bound, out_status, method = (max(bound_iv, first) if first is not None else bound_iv,
-                                     "optimal", "LP")
-    elif first is not None:
-        bound, out_status, method = first, "time_limit", "tight+cores LP"
-    else:
-        bound, _, its = subgradient(data, upper=float(upper), deadline=dl,
-                                    max_iterations=100_000)
-        if not np.isfinite(bound):                       # no iteration ran: mu = 0
-            rows = relaxed_rows(data)
-            bound, _ = lagrangian_value(data, np.zeros(rows.size), rows)
-            its = 1
-        meta["subgradient_iterations"] = its
-        out_status, method = "time_limit", "subgradient"
+    bound, out_status, method = _outcome(data, dl, float(upper), status, first, bound_iv, meta)
     bound -= 1e-9 * max(1.0, abs(bound))
     return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
                          families=int(data.meta["interval_families"]),
