@@ -389,8 +389,9 @@ def _staged_lps(base: MILPData, data: MILPData, dl: Deadline, form: str, method:
     no round of it was solved; its record in ``meta["first_lp"]``) and :func:`_lp_bound` of
     the interval model, which starts from the first LP's last columns. That one is not
     started when less time is left than the first LP took: it holds every row of the first
-    and more (1.25-2.1 times its time at paper scale), so the call ends now instead of after
-    the model's transfer to HiGHS."""
+    and more (0.6-2.5 times its time at paper scale, from the first LP's columns; 1.25-2.1
+    times as whole LPs), so the call ends now instead of after the model's transfer to
+    HiGHS."""
     if not (staged and data.n_rows > base.n_rows):
         return None, _lp_bound(data, dl, form, method, starts=starts)
     t1 = dl.elapsed()
