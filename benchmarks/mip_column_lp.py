@@ -29,7 +29,6 @@ Examples (the runs of reports/mip/column_lp*.txt)::
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -38,7 +37,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mip_staged_lp import gap
+from mip_staged_lp import (
+    add_paper_arguments,
+    gap,
+    paper_paths,
+    read_records,
+    run_records,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMITS = (10.0, 20.0, 30.0, 60.0, 120.0, 180.0)
@@ -158,25 +163,11 @@ def summarise(records: list[dict[str, Any]], limits: tuple[float, ...]) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from kvopt.cli.common import float_in
-
     p = argparse.ArgumentParser(
         prog="mip_column_lp.py",
         description="The interval bound's LPs by column generation against the whole LPs, "
                     "at paper scale.")
-    p.add_argument("--paper", default=str(ROOT / "reports/mip/paper_scale"), metavar="DIR",
-                   help="instances and certificates (default: reports/mip/paper_scale)")
-    p.add_argument("--family", choices=("model1", "model2"), action="append", default=None,
-                   help="the 20 instances of this family (repeatable; default both)")
-    p.add_argument("--only", nargs="+", default=None, metavar="NAME",
-                   help="these instances only (e.g. model2-seed13)")
-    p.add_argument("--cap", type=float_in(0, lo_open=True), default=600.0,
-                   help="seconds per LP at most (default 600)")
-    p.add_argument("--limits", type=float_in(0, lo_open=True), nargs="+",
-                   default=list(LIMITS), help="the limits of the derived table")
-    p.add_argument("--out", default=None, help="JSON records")
-    p.add_argument("--summarise", nargs="+", default=None, metavar="JSON",
-                   help="print the tables of earlier --out files")
+    add_paper_arguments(p, LIMITS)
     return p
 
 
@@ -184,33 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     limits = tuple(args.limits)
     if args.summarise:
-        recs: list[dict[str, Any]] = []
-        for f in args.summarise:
-            try:
-                recs += json.loads(Path(f).read_text())["records"]
-            except (OSError, ValueError, KeyError) as exc:
-                _parser().error(f"--summarise: cannot read records from {f}: {exc}")
-        summarise(recs, limits)
+        summarise(read_records(args.summarise, _parser()), limits)
         return 0
-    d = Path(args.paper)
-    names = args.only or [f"{fam}-seed{k}" for fam in (args.family or ["model1", "model2"])
-                          for k in range(1, 21)]
-    missing = [nm for nm in names if not (d / f"{nm}.json").is_file()
-               or not (d / f"{nm}.best.json").is_file()]
-    if missing:
-        _parser().error(f"--paper/--only: no instance or certificate for {', '.join(missing)} "
-                        f"in {d}")
-    print(f"benchmarks/mip_column_lp.py {' '.join(sys.argv[1:] if argv is None else argv)}",
-          flush=True)
-    recs = []
-    t0 = time.perf_counter()
-    for nm in names:
-        recs.append(measure(d / f"{nm}.json", args.cap))
-        if args.out:
-            Path(args.out).write_text(json.dumps({"argv": sys.argv, "records": recs}, indent=1))
-    summarise(recs, limits)
-    print(f"wall {time.perf_counter() - t0:.0f} s")
-    return 0
+    return run_records("mip_column_lp.py", argv, paper_paths(args, _parser()),
+                       lambda path: measure(path, args.cap), args.out,
+                       lambda recs: summarise(recs, limits))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,10 @@ t_interval <= L``, else the ``tight+cores`` LP if ``build + t_tight+cores <= L``
 the combinatorial bound), and the certified gap against the certificate. This is a
 computation from measured times, not a run at each limit; ``--check L`` also calls
 ``interval_bound(time_limit=L)`` staged and unstaged on each instance, as a check of it.
+Since section 10.20 each LP is solved by column generation over start columns
+(:mod:`kvopt.mip.bounds.columns`), so a rerun measures that; the committed outputs
+(``reports/mip/staged_lp*``) are of the whole LPs (``7274d00`` and before), and
+``benchmarks/mip_column_lp.py`` compares the two.
 
 Examples (the runs of reports/mip/staged_lp*.txt)::
 
@@ -34,6 +38,7 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -171,13 +176,11 @@ def summarise(records: list[dict[str, Any]], limits: tuple[float, ...]) -> None:
                   f"{returned(r, L, True)[0]} / {returned(r, L, False)[0]} |")
 
 
-def _parser() -> argparse.ArgumentParser:
+def add_paper_arguments(p: argparse.ArgumentParser, limits: tuple[float, ...]) -> None:
+    """The options shared with ``benchmarks/mip_column_lp.py``: the paper-scale instances,
+    the LP cap, the limits of the derived table and the JSON records."""
     from kvopt.cli.common import float_in
 
-    p = argparse.ArgumentParser(
-        prog="mip_staged_lp.py",
-        description="The staged interval bound at paper scale: LP times and values, and "
-                    "which bound a call of L seconds returns.")
     p.add_argument("--paper", default=str(ROOT / "reports/mip/paper_scale"), metavar="DIR",
                    help="instances and certificates (default: reports/mip/paper_scale)")
     p.add_argument("--family", choices=("model1", "model2"), action="append", default=None,
@@ -186,13 +189,49 @@ def _parser() -> argparse.ArgumentParser:
                    help="these instances only (e.g. model2-seed13)")
     p.add_argument("--cap", type=float_in(0, lo_open=True), default=600.0,
                    help="seconds per LP at most (default 600)")
-    p.add_argument("--check", type=float_in(0, lo_open=True), default=None, metavar="L",
-                   help="also call interval_bound(time_limit=L) staged and unstaged")
     p.add_argument("--limits", type=float_in(0, lo_open=True), nargs="+",
-                   default=list(LIMITS), help="the limits of the derived table")
+                   default=list(limits), help="the limits of the derived table")
     p.add_argument("--out", default=None, help="JSON records")
     p.add_argument("--summarise", nargs="+", default=None, metavar="JSON",
                    help="print the tables of earlier --out files")
+
+
+def read_records(files: list[str], parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
+    """The records of earlier ``--out`` files (``--summarise``); an unreadable one is
+    refused through ``parser`` (exit 2)."""
+    recs: list[dict[str, Any]] = []
+    for f in files:
+        try:
+            recs += json.loads(Path(f).read_text())["records"]
+        except (OSError, ValueError, KeyError) as exc:
+            parser.error(f"--summarise: cannot read records from {f}: {exc}")
+    return recs
+
+
+def paper_paths(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Path]:
+    """The instances ``--paper`` / ``--family`` / ``--only`` name, each with its committed
+    certificate beside it (a missing one is refused through ``parser``, exit 2)."""
+    d = Path(args.paper)
+    names = args.only or [f"{fam}-seed{k}" for fam in (args.family or ["model1", "model2"])
+                          for k in range(1, 21)]
+    missing = [nm for nm in names if not (d / f"{nm}.json").is_file()
+               or not (d / f"{nm}.best.json").is_file()]
+    if missing:
+        parser.error(f"--paper/--only: no instance or certificate for {', '.join(missing)} "
+                     f"in {d}")
+    return [d / f"{nm}.json" for nm in names]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from kvopt.cli.common import float_in
+
+    p = argparse.ArgumentParser(
+        prog="mip_staged_lp.py",
+        description="The staged interval bound at paper scale: LP times and values, and "
+                    "which bound a call of L seconds returns.")
+    add_paper_arguments(p, LIMITS)
+    p.add_argument("--check", type=float_in(0, lo_open=True), default=None, metavar="L",
+                   help="also call interval_bound(time_limit=L) staged and unstaged")
     return p
 
 
@@ -200,31 +239,26 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     limits = tuple(args.limits)
     if args.summarise:
-        recs: list[dict[str, Any]] = []
-        for f in args.summarise:
-            try:
-                recs += json.loads(Path(f).read_text())["records"]
-            except (OSError, ValueError, KeyError) as exc:
-                _parser().error(f"--summarise: cannot read records from {f}: {exc}")
-        summarise(recs, limits)
+        summarise(read_records(args.summarise, _parser()), limits)
         return 0
-    d = Path(args.paper)
-    names = args.only or [f"{fam}-seed{k}" for fam in (args.family or ["model1", "model2"])
-                          for k in range(1, 21)]
-    missing = [nm for nm in names if not (d / f"{nm}.json").is_file()
-               or not (d / f"{nm}.best.json").is_file()]
-    if missing:
-        _parser().error(f"--paper/--only: no instance or certificate for {', '.join(missing)} "
-                        f"in {d}")
-    print(f"benchmarks/mip_staged_lp.py {' '.join(sys.argv[1:] if argv is None else argv)}",
-          flush=True)
-    recs = []
+    return run_records("mip_staged_lp.py", argv, paper_paths(args, _parser()),
+                       lambda path: measure(path, args.cap, args.check), args.out,
+                       lambda recs: summarise(recs, limits))
+
+
+def run_records(prog: str, argv: list[str] | None, paths: list[Path],
+                one: Callable[[Path], dict[str, Any]], out: str | None,
+                report: Callable[[list[dict[str, Any]]], None]) -> int:
+    """Measure ``paths`` one after the other (``one``), writing the records to ``out`` after
+    each, then ``report`` them and the wall time (shared with ``mip_column_lp.py``)."""
+    print(f"benchmarks/{prog} {' '.join(sys.argv[1:] if argv is None else argv)}", flush=True)
+    recs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for nm in names:
-        recs.append(measure(d / f"{nm}.json", args.cap, args.check))
-        if args.out:
-            Path(args.out).write_text(json.dumps({"argv": sys.argv, "records": recs}, indent=1))
-    summarise(recs, limits)
+    for path in paths:
+        recs.append(one(path))
+        if out:
+            Path(out).write_text(json.dumps({"argv": sys.argv, "records": recs}, indent=1))
+    report(recs)
     print(f"wall {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -1,7 +1,7 @@
 """``benchmarks/mip_column_lp.py`` (reports/mip/README.md section 10.20): which bound a call of
 L seconds returns follows the measured rounds; one instance measured end to end (the same LP
 values whole and by columns, below its schedule); bad input is refused with one error,
-exit 2."""
+exit 2, here and by benchmarks/mip_staged_lp.py (the same options)."""
 
 from __future__ import annotations
 
@@ -52,11 +52,12 @@ def test_measure_one_instance(tmp_path):
     assert r["cols_iv"]["columns"] <= r["cols"]
 
 
+@pytest.mark.parametrize("script", ["mip_column_lp", "mip_staged_lp"])  # the same options
 @pytest.mark.parametrize("argv, field", [
     (["--only", "no-such-instance"], "--only"),
     (["--cap", "0"], "--cap"),
     (["--limits", "5", "nan"], "--limits"),
     (["--summarise", "no/such/records.json"], "--summarise"),
 ])
-def test_bad_input_is_refused(argv, field):
-    assert_refused("benchmarks/mip_column_lp.py", argv, field)
+def test_bad_input_is_refused(script, argv, field):
+    assert_refused(f"benchmarks/{script}.py", argv, field)

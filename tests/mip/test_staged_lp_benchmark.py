@@ -1,7 +1,7 @@
 """``benchmarks/mip_staged_lp.py`` (reports/mip/README.md section 10.19): which bound a call of
 L seconds returns follows the measured times; one instance measured end to end (both LPs below
-its schedule, the interval LP at least the first); bad input is refused with one error,
-exit 2."""
+its schedule, the interval LP at least the first). Bad input: test_column_lp_benchmark.py, which
+shares its options."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from kvopt.core.generators import model1
 from kvopt.sim import simulate
-from tests.scripts import assert_refused, load_benchmark
+from tests.scripts import load_benchmark
 
 SL = load_benchmark("mip_staged_lp")
 
@@ -50,13 +50,3 @@ def test_measure_one_instance(tmp_path):
     assert tc - 1e-6 <= iv <= r["best"] + 1e-6 and r["combinatorial"] <= r["best"]
     assert r["check_staged"]["method"] == r["check_unstaged"]["method"] == "LP"
     assert r["check_staged"]["bound"] == pytest.approx(iv, abs=1e-5)
-
-
-@pytest.mark.parametrize("argv, field", [
-    (["--only", "no-such-instance"], "--only"),
-    (["--cap", "0"], "--cap"),
-    (["--limits", "5", "nan"], "--limits"),
-    (["--summarise", "no/such/records.json"], "--summarise"),
-])
-def test_bad_input_is_refused(argv, field):
-    assert_refused("benchmarks/mip_staged_lp.py", argv, field)
