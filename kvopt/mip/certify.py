@@ -46,8 +46,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     ``tight+cores`` LP plus lag-interval rows, windows from the best schedule) with that
     time limit; stopped early it is still valid (``doc["interval_status"]`` says which, and
     ``doc["interval_method"]`` where the bound came from: the interval LP, its first stage the
-    ``tight+cores`` LP, or subgradient ascent). A model above the RAM budget is reported in
-    ``doc["skipped"]``.
+    ``tight+cores`` LP, a restricted LP of its column generation, or subgradient ascent). A
+    model above the RAM budget is reported in ``doc["skipped"]``.
 
     With ``progress`` each phase is announced on stderr and the LP / Lagrangian phase shows
     its elapsed time (:mod:`kvopt.core.progress`).

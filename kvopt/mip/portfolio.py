@@ -20,18 +20,20 @@
 
    - the interval LP (:func:`kvopt.mip.bounds.intervals.interval_bound`: ``tight+cores`` plus
      lag-interval rows, row-differenced, interior point, after the ``tight+cores`` LP alone,
-     whose bound stands if the interval LP runs out of time; neither solved, subgradient
-     ascent on the same rows), windows from the best starting schedule, when its estimate
-     fits the RAM budget (:func:`kvopt.mip.model.sizing.memory_refusal`) and ``n T <=``
-     :data:`MAX_BOUND_SIZE`; else the Lagrangian bound at the multipliers of coarse block LPs,
+     whose bound stands if the interval LP runs out of time; each LP by column generation
+     over start columns, :mod:`kvopt.mip.bounds.columns`, whose every round is a bound; no
+     round solved, subgradient ascent on the same rows), windows from the best starting
+     schedule, when its estimate fits the RAM budget
+     (:func:`kvopt.mip.model.sizing.memory_refusal`) and ``n T <=`` :data:`MAX_BOUND_SIZE`;
+     else the Lagrangian bound at the multipliers of coarse block LPs,
      refined by subgradient steps until the deadline
      (:func:`kvopt.mip.bounds.blocks.block_lagrangian_bound`: on traces of hundreds to
      thousands of requests, where it is the only bound above the fluid one);
    - the search (:func:`kvopt.mip.search.improve.improve`, list search then CP-SAT LNS) from
      the best starting schedule, reading the child's bound as soon as it arrives and stopping
      once its schedule meets it (the gap is closed: optimal);
-   - once the bound's child has finished (both LPs take a median 12 s, 2-116 s, of a 180 s
-     call on the 20 + 20 paper-scale instances), a second search with another seed
+   - once the bound's child has finished (both LPs take a median 9.7 s, 1.9-54 s, of a
+     180 s call on the 20 + 20 paper-scale instances), a second search with another seed
      and more LNS in a child process on the core it freed (:class:`_SecondSearch`,
      ``model["phases"][-1]["second_search"]``), stopped when the gap closes; its schedule
      is kept if better.

@@ -251,7 +251,6 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
     if starts is not None:
         keep |= schedule_columns(data, starts)
     rows = relaxed_rows(data)
-    AT = data.A.T.tocsr()
     best: float | None = None
     rounds: list[dict[str, Any]] = []
     info: dict[str, Any] = {}
@@ -274,7 +273,7 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
         best = value if best is None else max(best, value)
         rounds.append({"columns": int(keep.sum()), "restricted_lp": float(res.value),
                        "bound": value, "seconds": round(time.perf_counter() - t0, 3)})
-        d = data.c - AT @ res.row_dual
+        d = data.c - data.A.T @ res.row_dual
         if not (d[~keep] < -TOLERANCE).any():
             return ColumnLP("optimal", float(res.value), best, keep, rounds, info)
         add = ~keep & (d < margin)
