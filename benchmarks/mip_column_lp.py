@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mip_staged_lp import (
     add_paper_arguments,
+    certified_models,
     gap,
     paper_paths,
     read_records,
@@ -53,26 +54,12 @@ def measure(path: Path, cap: float) -> dict[str, Any]:
     """Times and values of one instance (module docstring)."""
     import numpy as np
 
-    from kvopt.core.instance import load_instance
     from kvopt.core.limits import Deadline
-    from kvopt.core.schedule import load_schedule
-    from kvopt.core.validate import check_schedule
     from kvopt.mip.bounds.columns import solve_lp_columns
-    from kvopt.mip.bounds.combinatorial import combinatorial_bound
-    from kvopt.mip.bounds.intervals import _interval_model_parts
 
-    inst = load_instance(path)
-    sched = load_schedule(path.with_suffix(".best.json"))
-    rep = check_schedule(inst, sched)
-    if not rep.ok or rep.objective is None:
-        raise RuntimeError(f"{path.stem}: committed schedule rejected: {rep}")
-    best, starts = float(rep.objective), sched.final_start(inst)
-    t = time.perf_counter()
-    base, data = _interval_model_parts(inst, upper=best)
-    out: dict[str, Any] = {"name": path.stem, "n": inst.n, "memory": inst.memory, "best": best,
-                           "combinatorial": float(combinatorial_bound(inst)),
-                           "build_s": round(time.perf_counter() - t, 3),
-                           "cols": base.n_cols}
+    _, starts, base, data, out = certified_models(path)
+    best = out["best"]
+    out["cols"] = base.n_cols
     every = np.ones(base.n_cols, dtype=bool)
     for key, model in (("whole_tc", base), ("whole_iv", data)):
         t = time.perf_counter()

@@ -46,27 +46,39 @@ ROOT = Path(__file__).resolve().parents[1]
 LIMITS = (5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 180.0)
 
 
-def measure(path: Path, cap: float, check: float | None) -> dict[str, Any]:
-    """Times and values of one instance (module docstring)."""
+def certified_models(path: Path) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """One paper-scale instance with its committed certificate (``<name>.best.json``,
+    re-validated; a rejected one raises): the instance, the certificate's starts, the
+    ``tight+cores`` and interval models with windows from it (timed), and the record's
+    common fields (shared with ``mip_column_lp.py``)."""
     from kvopt.core.instance import load_instance
-    from kvopt.core.limits import Deadline
     from kvopt.core.schedule import load_schedule
     from kvopt.core.validate import check_schedule
     from kvopt.mip.bounds.combinatorial import combinatorial_bound
-    from kvopt.mip.bounds.intervals import _interval_model_parts, _lp_bound, interval_bound
+    from kvopt.mip.bounds.intervals import _interval_model_parts
 
     inst = load_instance(path)
-    rep = check_schedule(inst, load_schedule(path.with_suffix(".best.json")))
+    sched = load_schedule(path.with_suffix(".best.json"))
+    rep = check_schedule(inst, sched)
     if not rep.ok or rep.objective is None:
         raise RuntimeError(f"{path.stem}: committed schedule rejected: {rep}")
     best = float(rep.objective)
     t = time.perf_counter()
     base, data = _interval_model_parts(inst, upper=best)
     build = time.perf_counter() - t
-    out: dict[str, Any] = {"name": path.stem, "n": inst.n, "memory": inst.memory, "best": best,
-                           "combinatorial": float(combinatorial_bound(inst)),
-                           "build_s": round(build, 3), "families": data.meta["interval_families"],
-                           "nnz": int(data.A.nnz)}
+    return inst, sched.final_start(inst), base, data, {
+        "name": path.stem, "n": inst.n, "memory": inst.memory, "best": best,
+        "combinatorial": float(combinatorial_bound(inst)), "build_s": round(build, 3)}
+
+
+def measure(path: Path, cap: float, check: float | None) -> dict[str, Any]:
+    """Times and values of one instance (module docstring)."""
+    from kvopt.core.limits import Deadline
+    from kvopt.mip.bounds.intervals import _lp_bound, interval_bound
+
+    inst, _, base, data, out = certified_models(path)
+    best = out["best"]
+    out.update({"families": data.meta["interval_families"], "nnz": int(data.A.nnz)})
     for key, model in (("tight_cores", base), ("intervals", data)):
         t = time.perf_counter()
         status, value, bound, _ = _lp_bound(model, Deadline(cap), "differenced", "ipm")
