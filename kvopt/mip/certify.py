@@ -97,8 +97,8 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
         "fluid": fluid_bound(inst), "core": max(core_bound(inst, 1), core_bound(inst, 2))}
     timing: dict[str, float] = {"combinatorial": time.perf_counter() - t0}
     skipped: dict[str, str] = {}
-    best, starts = _best_schedule(inst, solve_time, improve_time, seed, progress, bounds,
-                                  skipped)
+    best, starts, best_starts = _best_schedule(inst, solve_time, improve_time, seed, progress,
+                                               bounds, skipped)
     mode = _lp_mode(inst, lp, budget, skipped, starts)
     closed, value = best_bound(bounds)
     obj = best["objective"]
@@ -112,7 +112,7 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
     def intervals(seconds: float) -> tuple[str | None, str | None]:  # the interval LP, timed
         t2 = time.perf_counter()
         got = _interval_phase(inst, seconds, budget, best["objective"], bounds, skipped,
-                              progress, starts if best["source"] == "mcsf" else None)
+                              progress, best_starts)
         timing["intervals"] = time.perf_counter() - t2
         return got
 
@@ -154,26 +154,30 @@ def bound_report(inst: Instance, *, lp: str = "auto", iterations: int = 200,
 
 def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float | None,
                    seed: int, progress: bool, bounds: dict[str, float | None],
-                   skipped: dict[str, str]) -> tuple[dict[str, Any], NDArray[np.int64]]:
+                   skipped: dict[str, str]
+                   ) -> tuple[dict[str, Any], NDArray[np.int64], NDArray[np.int64]]:
     """MC-SF, or better: the schedules of ``solve`` and ``improve`` when asked (``solve``'s
-    bound joins ``bounds``; an ``improve`` above the memory budget joins ``skipped``); and
-    MC-SF's starts (the block LPs of the Lagrangian bound read its makespan)."""
+    bound joins ``bounds``; an ``improve`` above the memory budget joins ``skipped``);
+    MC-SF's starts (the block LPs of the Lagrangian bound read its makespan) and the best
+    schedule's (they seed the interval bound's first restricted LP)."""
     from kvopt.core.mcsf import mcsf_schedule
     from kvopt.core.progress import note
     from kvopt.core.validate import check_schedule
 
     mcsf = mcsf_schedule(inst)
     rep = check_schedule(inst, mcsf)
-    starts = mcsf.run_start
+    starts = best_starts = mcsf.run_start
     best: dict[str, Any] = {"source": "mcsf", "objective": rep.objective, "valid": rep.ok}
     if solve_time is not None:
         from kvopt.mip.solving import solve
 
         note(f"bound: solve, time limit {solve_time:g} s", enabled=progress)
         res = solve(inst, time_limit=solve_time, progress=progress)
-        if res.objective is not None and res.objective < (best["objective"] or math.inf):
+        if (res.objective is not None and res.schedule is not None
+                and res.objective < (best["objective"] or math.inf)):
             best = {"source": f"solve:{res.solver}/{res.formulation}",
                     "objective": res.objective, "valid": True}
+            best_starts = res.schedule.final_start(inst)
         bounds["solver"] = res.bound
     if improve_time is not None:
         from kvopt.core.errors import MemoryBudgetError
@@ -184,14 +188,16 @@ def _best_schedule(inst: Instance, solve_time: float | None, improve_time: float
             imp = improve(inst, time_limit=improve_time, seed=seed, progress=progress)
         except MemoryBudgetError as exc:  # a horizon-sized search: said so, the bounds go on
             skipped["improve"] = exc.reason
-            return best, starts
+            return best, starts, best_starts
         if "list_search_skipped" in imp.model:  # LNS only
             skipped["improve"] = ("list search skipped, LNS only: "
                                   f"{imp.model['list_search_skipped']}")
-        if imp.objective is not None and imp.objective < (best["objective"] or math.inf):
+        if (imp.objective is not None and imp.schedule is not None
+                and imp.objective < (best["objective"] or math.inf)):
             best = {"source": f"improve(seed={seed})", "objective": imp.objective,
                     "valid": imp.report is not None and imp.report.ok}
-    return best, starts
+            best_starts = imp.schedule.final_start(inst)
+    return best, starts, best_starts
 
 
 def _lp_mode(inst: Instance, lp: str, budget: int, skipped: dict[str, str],

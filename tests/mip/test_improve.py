@@ -329,3 +329,27 @@ def test_bound_report_uses_the_improved_schedule():
     assert doc["best_schedule"]["objective"] < base["best_schedule"]["objective"]
     assert doc["best_bound"] <= doc["best_schedule"]["objective"]
     assert doc["gap"] < base["gap"]
+
+
+def test_bound_report_seeds_the_interval_lp_with_the_best_schedule(monkeypatch):
+    """The interval bound's first restricted LP gets the starts of the schedule the report
+    calls best (here the improved one, not MC-SF's)."""
+    import kvopt.mip.bounds.intervals as intervals
+    from kvopt import load_instance
+    from kvopt.mip.certify import bound_report
+
+    seen = []
+    real = intervals.interval_bound
+
+    def spy(instance, **kw):
+        seen.append((kw["upper"], None if kw["starts"] is None else kw["starts"].copy()))
+        return real(instance, **kw)
+
+    monkeypatch.setattr(intervals, "interval_bound", spy)
+    inst = load_instance("instances/synthetic/model2-seed2.json")
+    doc = bound_report(inst, lp="none", improve_time=3, intervals_time=30)
+    assert doc["best_schedule"]["source"].startswith("improve")
+    (upper, starts), = seen
+    assert upper == doc["best_schedule"]["objective"]
+    assert inst.tel_of_starts(starts) == upper            # the improved schedule's starts
+    assert doc["interval_status"] == "optimal"
