@@ -11,6 +11,9 @@ value the state search proved (its schedule's TEL, or the incumbent it proved op
 from OPT) to HiGHS as a MIP, stopped after its root node (``mip_max_nodes = 1``, one thread, at
 most ``S`` seconds): its dual bound after the root's cut rounds, and the share of the
 LP-to-OPT gap those generic cuts (knapsack covers, cliques, MIR, ...) close.
+``--root-solver scip`` gives the same model to SCIP instead (``limits/nodes = 1``, one
+thread, at most ``S`` seconds), a second solver's generic cuts; it needs PySCIPOpt, which is
+not a kvopt dependency (``pip install pyscipopt``; the run of record used 6.3.0).
 
 Examples (the runs of reports/mip/frontier_dual.txt and frontier_dual_root.txt)::
 
@@ -18,6 +21,8 @@ Examples (the runs of reports/mip/frontier_dual.txt and frontier_dual_root.txt):
         > reports/mip/frontier_dual.txt
     PYTHONPATH=. nice -n 19 python benchmarks/mip_frontier_dual.py \\
         reports/mip/frontier_cpu_v2.json --root-cuts 120 > reports/mip/frontier_dual_root.txt
+    PYTHONPATH=. python benchmarks/mip_frontier_dual.py reports/mip/frontier_cpu_v2.json \\
+        --root-cuts 120 --root-solver scip > reports/mip/frontier_dual_root_scip.txt
 """
 
 from __future__ import annotations
@@ -80,6 +85,40 @@ def root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, i
     return highs_mip_bound(inst, upper, seconds, max_nodes=1)
 
 
+def scip_root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, int]:
+    """SCIP's dual bound after the root node of the same model as :func:`root_bound` (one
+    thread, ``limits/nodes = 1``, at most ``seconds``), its CPU seconds and its node count.
+    Every row and column of the model goes to SCIP as it is, so the bound is SCIP's claim
+    about the same MIP; the caller checks it against OPT."""
+    import numpy as np
+    from pyscipopt import Model, quicksum
+
+    from kvopt.mip.bounds.intervals import interval_model
+
+    data = interval_model(inst, upper=upper)
+    m = Model()
+    m.hideOutput()
+    for k, v in (("limits/time", float(seconds)), ("limits/nodes", 1),
+                 ("parallel/maxnthreads", 1), ("randomization/randomseedshift", 0)):
+        m.setParam(k, v)
+    x = [m.addVar(lb=float(data.col_lower[j]), ub=float(data.col_upper[j]),
+                  vtype="I" if data.integrality[j] else "C", obj=float(data.c[j]))
+         for j in range(data.n_cols)]
+    A = data.A.tocsr()
+    for i in range(data.n_rows):
+        lo, hi = float(data.row_lower[i]), float(data.row_upper[i])
+        cols = range(A.indptr[i], A.indptr[i + 1])
+        expr = quicksum(float(A.data[q]) * x[int(A.indices[q])] for q in cols)
+        if np.isfinite(lo):
+            m.addCons(expr >= lo)
+        if np.isfinite(hi):
+            m.addCons(expr <= hi)
+    c0 = time.process_time()
+    m.optimize()
+    return (float(m.getDualbound()) + data.obj_offset, time.process_time() - c0,
+            int(m.getNNodes()))
+
+
 def _parser() -> argparse.ArgumentParser:
     from kvopt.cli.common import float_in
 
@@ -92,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
                         "(reports/mip/frontier_cpu_v2.json)")
     p.add_argument("--root-cuts", metavar="S", type=float_in(0, lo_open=True), default=None,
                    help="also run HiGHS's root node on each instance, at most S seconds (> 0)")
+    p.add_argument("--root-solver", choices=("highs", "scip"), default="highs",
+                   help="whose root node --root-cuts runs (scip needs PySCIPOpt, not a kvopt "
+                        "dependency)")
     return p
 
 
@@ -102,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     root_s = args.root_cuts
+    solver = {"highs": "HiGHS", "scip": "SCIP"}[args.root_solver]
+    if args.root_solver == "scip":
+        try:
+            import pyscipopt  # noqa: F401
+        except ImportError:
+            parser.error("--root-solver scip: PySCIPOpt is not installed (pip install pyscipopt)")
     try:
         records = json.loads(Path(args.records).read_text())["records"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -115,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| n | seed | OPT | interval LP | dual gap |")
         print("|---|---|---|---|---|")
     else:
-        print("| n | seed | OPT | interval LP | dual gap | after HiGHS root cuts | dual gap | "
+        print(f"| n | seed | OPT | interval LP | dual gap | after {solver} root cuts | dual gap | "
               "share of the LP gap closed | root CPU s |")
         print("|---|---|---|---|---|---|---|---|---|")
     by_n: dict[int, list[float]] = {}
@@ -127,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         by_n.setdefault(n, []).append(gap)
         row = f"| {n} | {seed} | {o:.0f} | {b:.1f} | {100 * gap:.1f} % |"
         if root_s is not None:
-            r, cpu, nodes = root_bound(inst, o, root_s)
+            r, cpu, nodes = (scip_root_bound if args.root_solver == "scip" else root_bound)(
+                inst, o, root_s)
             if r > o + 1e-6:
                 raise RuntimeError(f"n={n} seed={seed}: root bound {r} above OPT {o}")
             r = max(r, b) if math.isfinite(r) else b      # HiGHS stopped before its root LP
@@ -141,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
               f"range {100 * gaps[0]:.1f}-{100 * gaps[-1]:.1f} %")
     if closed:
         closed.sort()
-        print(f"HiGHS root cuts close {100 * closed[len(closed) // 2]:.0f} % of the LP-to-OPT "
+        print(f"{solver} root cuts close {100 * closed[len(closed) // 2]:.0f} % of the LP-to-OPT "
               f"gap (median; range {100 * closed[0]:.0f}-{100 * closed[-1]:.0f} %, "
               f"{len(closed)} instances)")
     return 0
