@@ -85,24 +85,31 @@ def root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, i
     return highs_mip_bound(inst, upper, seconds, max_nodes=1)
 
 
-def scip_root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, int]:
-    """SCIP's dual bound after the root node of the same model as :func:`root_bound` (one
-    thread, ``limits/nodes = 1``, at most ``seconds``), its CPU seconds and its node count.
-    Every row and column of the model goes to SCIP as it is, so the bound is SCIP's claim
-    about the same MIP; the caller checks it against OPT."""
+def scip_mip_bound(inst: Any, upper: float, seconds: float, *,
+                   integral: Any = None, max_nodes: int | None = None
+                   ) -> tuple[float, float, int]:
+    """SCIP's dual bound on the model of :func:`highs_mip_bound` (the same ``integral`` and
+    ``max_nodes``; one thread, at most ``seconds``), its CPU seconds and its node count. Every
+    row and column of the model goes to SCIP as it is, so the bound is SCIP's claim about the
+    same MIP; the callers check it against OPT. ``-inf`` if SCIP stopped before its root LP.
+    Needs PySCIPOpt, which kvopt does not depend on."""
     import numpy as np
     from pyscipopt import Model, quicksum
 
     from kvopt.mip.bounds.intervals import interval_model
 
     data = interval_model(inst, upper=upper)
+    keep = (np.asarray(data.integrality, bool) if integral is None
+            else np.asarray(integral, bool)[data.col_group])
     m = Model()
     m.hideOutput()
-    for k, v in (("limits/time", float(seconds)), ("limits/nodes", 1),
-                 ("parallel/maxnthreads", 1), ("randomization/randomseedshift", 0)):
+    for k, v in (("limits/time", float(seconds)), ("parallel/maxnthreads", 1),
+                 ("randomization/randomseedshift", 0)):
         m.setParam(k, v)
+    if max_nodes is not None:
+        m.setParam("limits/nodes", int(max_nodes))
     x = [m.addVar(lb=float(data.col_lower[j]), ub=float(data.col_upper[j]),
-                  vtype="I" if data.integrality[j] else "C", obj=float(data.c[j]))
+                  vtype="I" if keep[j] else "C", obj=float(data.c[j]))
          for j in range(data.n_cols)]
     A = data.A.tocsr()
     for i in range(data.n_rows):
@@ -115,8 +122,15 @@ def scip_root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, flo
             m.addCons(expr <= hi)
     c0 = time.process_time()
     m.optimize()
-    return (float(m.getDualbound()) + data.obj_offset, time.process_time() - c0,
-            int(m.getNNodes()))
+    bound = float(m.getDualbound())
+    bound = bound + data.obj_offset if abs(bound) < 1e20 else -math.inf
+    return bound, time.process_time() - c0, int(m.getNNodes())
+
+
+def scip_root_bound(inst: Any, upper: float, seconds: float) -> tuple[float, float, int]:
+    """SCIP's dual bound after the root node of the same model as :func:`root_bound`
+    (:func:`scip_mip_bound` with ``limits/nodes = 1``)."""
+    return scip_mip_bound(inst, upper, seconds, max_nodes=1)
 
 
 def _parser() -> argparse.ArgumentParser:

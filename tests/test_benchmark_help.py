@@ -51,17 +51,22 @@ def test_lp_orders_summary_is_its_command_output():
         assert_refused("benchmarks/mip_lp_orders.py", argv, field)
 
 
-def test_frontier_dual_refuses_scip_without_pyscipopt(monkeypatch, capsys):
-    """``--root-solver scip`` needs PySCIPOpt, which kvopt does not depend on: without it,
-    one error naming the flag, exit 2, nothing run (forced here whether or not it is
-    installed: an import of ``None`` in ``sys.modules`` raises ImportError)."""
+@pytest.mark.parametrize("name, argv, flag", [
+    ("mip_frontier_dual", ["reports/mip/frontier_cpu_v2.json", "--root-cuts", "1",
+                           "--root-solver", "scip"], "--root-solver scip"),
+    ("mip_partial_int", ["--frontier", "reports/mip/frontier_cpu_v2.json", "--solver", "scip"],
+     "--solver scip"),
+])
+def test_scip_options_refused_without_pyscipopt(monkeypatch, capsys, name, argv, flag):
+    """The SCIP options of the MIP benchmarks need PySCIPOpt, which kvopt does not depend
+    on: without it, one error naming the flag, exit 2, nothing run (forced here whether or
+    not it is installed: an import of ``None`` in ``sys.modules`` raises ImportError)."""
     from tests.scripts import load_benchmark
 
-    mod = load_benchmark("mip_frontier_dual")
+    mod = load_benchmark(name)
     monkeypatch.setitem(__import__("sys").modules, "pyscipopt", None)
     with pytest.raises(SystemExit) as exc:
-        mod.main(["reports/mip/frontier_cpu_v2.json", "--root-cuts", "1",
-                  "--root-solver", "scip"])
+        mod.main(argv)
     assert exc.value.code == 2
     out = capsys.readouterr()
-    assert "--root-solver scip" in out.err and out.out == ""
+    assert flag in out.err and out.out == ""
