@@ -262,10 +262,11 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
 
     assert data.col_group is not None and data.col_start is not None
     req_group = request_groups(data.groups)
-    A = data.A.tocoo()
-    R, C, V = [A.row], [A.col], [A.data]
+    R: list[NDArray[np.int64]] = []
+    C: list[NDArray[np.int64]] = []
+    V: list[NDArray[np.float64]] = []
     rl, ru = [data.row_lower], [data.row_upper]
-    nrow = data.n_rows
+    nrow = 0                                    # new rows so far (they go under data.A)
     kinds = list(data.row_kind)
     for f, fam in enumerate(families):
         g_of = req_group[fam.members]
@@ -290,8 +291,13 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
         ru.append(np.full(present.size, float(fam.level)))
         kinds += [f"interval{f}"] * present.size
         nrow += present.size
-    A2 = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))),
-                       shape=(nrow, data.n_cols))
+    # only the new rows go through a COO -> CSR conversion; the model's rows are copied as
+    # they are (each (row, column) pair occurs once: a column's interval covers each slot once)
+    new = sp.csr_matrix((np.concatenate(V) if V else np.zeros(0),
+                         (np.concatenate(R) if R else np.zeros(0, dtype=np.int64),
+                          np.concatenate(C) if C else np.zeros(0, dtype=np.int64))),
+                        shape=(nrow, data.n_cols))
+    A2 = sp.vstack([data.A.tocsr(), new], format="csr")
     meta = dict(data.meta)
     meta["interval_families"] = len(families)
     return dataclasses.replace(data, A=A2, row_lower=np.concatenate(rl),
