@@ -6,6 +6,8 @@ Examples
 [0, 1, 0, 1, 2]
 >>> lex_smallest([np.array([2, 1, 1, 0]), np.array([0, 5, 4, 9])], 2).tolist()
 [3, 2]
+>>> [a.tolist() for a in unique_offsets(np.array([7, 3, 7, 5]))]
+[[3, 5, 7], [2, 0, 2, 1]]
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from kvopt.core.errors import UsageError
 
-__all__ = ["lex_smallest", "ragged_arange"]
+__all__ = ["lex_smallest", "ragged_arange", "unique_offsets"]
 
 
 def ragged_arange(counts: ArrayLike) -> NDArray[np.int64]:
@@ -44,6 +46,42 @@ def ragged_arange(counts: ArrayLike) -> NDArray[np.int64]:
     """
     c = np.asarray(counts, dtype=np.int64).reshape(-1)
     return np.arange(int(c.sum()), dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
+
+
+def unique_offsets(values: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``np.unique(values, return_inverse=True)`` for non-negative integers, by counting.
+
+    The sorted distinct values and, for every entry, the index of its value among them. A
+    count over ``0 .. max(values)`` replaces the sort: O(m + max) for ``m`` entries instead of
+    O(m log m), for values of a bounded range such as slots (the rows of a time-indexed model,
+    millions of entries over a few thousand slots).
+
+    Parameters
+    ----------
+    values
+        Non-negative integers.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(present, inverse)``, both ``int64``: ``present[inverse] == values``.
+
+    Examples
+    --------
+    >>> present, inverse = unique_offsets([4, 0, 4, 2])
+    >>> present.tolist(), inverse.tolist()
+    ([0, 2, 4], [2, 0, 2, 1])
+    >>> [a.tolist() for a in unique_offsets([])]
+    [[], []]
+    """
+    v = np.asarray(values, dtype=np.int64).reshape(-1)
+    if v.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if int(v.min()) < 0:
+        raise UsageError("values", "must be non-negative integers")
+    seen = np.bincount(v) > 0
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen).astype(np.int64), rank[v]
 
 
 def lex_smallest(keys: list[NDArray[np.generic]], k: int) -> NDArray[np.int64]:

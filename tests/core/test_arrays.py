@@ -1,5 +1,5 @@
-"""``kvopt.core.arrays``: the shared ragged-arange idiom against a plain Python loop, and the
-lexicographic top-k against a full sort."""
+"""``kvopt.core.arrays``: the shared ragged-arange idiom against a plain Python loop, the
+lexicographic top-k against a full sort, and the counting unique against ``np.unique``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvopt.core.arrays import lex_smallest, ragged_arange
+from kvopt.core.arrays import lex_smallest, ragged_arange, unique_offsets
 from kvopt.core.errors import UsageError
 
 
@@ -22,6 +22,20 @@ def test_ragged_arange_counts_inside_each_segment(counts: list[int]) -> None:
 def test_ragged_arange_refuses_negative_counts() -> None:
     with pytest.raises(ValueError):
         ragged_arange([2, -1])
+
+
+@given(st.lists(st.integers(0, 40), max_size=30))
+def test_unique_offsets_is_np_unique(values: list[int]) -> None:
+    present, inverse = unique_offsets(np.array(values, dtype=np.int64))
+    want, want_inv = np.unique(np.array(values, dtype=np.int64), return_inverse=True)
+    assert present.dtype == inverse.dtype == np.int64
+    assert present.tolist() == want.tolist()
+    assert inverse.tolist() == want_inv.reshape(-1).tolist()
+
+
+def test_unique_offsets_refuses_negative_values() -> None:
+    with pytest.raises(ValueError):
+        unique_offsets([3, -1])
 
 
 def test_lex_smallest_is_the_head_of_the_lexicographic_sort() -> None:

@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from kvopt.core.arrays import ragged_arange
+from kvopt.core.arrays import ragged_arange, unique_offsets
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows, subgradient
@@ -283,8 +283,8 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
         jc = np.repeat(cols, lens)
         off = ragged_arange(lens)
         t = data.col_start[jc] + al[data.col_group[jc]] + off
-        present, rows = np.unique(t, return_inverse=True)
-        R.append(nrow + rows.reshape(-1))
+        present, rows = unique_offsets(t - int(t.min()))
+        R.append(nrow + rows)
         C.append(jc)
         V.append(np.ones(jc.size))
         rl.append(np.full(present.size, -np.inf))

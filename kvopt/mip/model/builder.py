@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from kvopt.core.arrays import ragged_arange
+from kvopt.core.arrays import ragged_arange, unique_offsets
 from kvopt.core.instance import Instance
 from kvopt.mip.bounds.combinatorial import core_lengths, leave_one_out_bounds
 from kvopt.mip.model.data import MILPData
@@ -304,7 +304,7 @@ def _ramps(lay: Layout) -> _Ramps:
     jj = np.repeat(np.arange(lay.n_cols), go)
     dd = ragged_arange(go) + 1
     tau = lay.col_start[jj] + dd
-    used = np.unique(tau)
+    used, _ = unique_offsets(tau)
     row_of_tau = np.full(int(tau.max()) + 1, -1, dtype=np.int64)
     row_of_tau[used] = np.arange(used.size)
     return _Ramps(jj, tau, gs[jj] + dd, used, row_of_tau)
@@ -317,12 +317,10 @@ def _block(rows: NDArray[np.int64], cols: NDArray[np.int64], vals: NDArray[Any],
                     np.full(n_rows, float(upper)), [kind] * n_rows)
 
 
-def _on_present(rows: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], int]:
-    """``rows`` (indices below ``n``) renumbered onto the rows present, and their count."""
-    present = np.unique(rows)
-    remap = np.full(n, -1, dtype=np.int64)
-    remap[present] = np.arange(present.size)
-    return remap[rows], int(present.size)
+def _on_present(rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], int]:
+    """``rows`` (non-negative indices) renumbered onto the rows present, and their count."""
+    present, inverse = unique_offsets(rows)
+    return inverse, int(present.size)
 
 
 def assignment_rows(lay: Layout) -> RowBlock:
@@ -404,7 +402,7 @@ def dff_rows(lay: Layout, ramps: _Ramps, q: int) -> RowBlock | None:
     keep = coef > 0
     if not keep.any():
         return None
-    rows, count = _on_present(ramps.row_of_tau[ramps.tau[keep]], ramps.used.size)
+    rows, count = _on_present(ramps.row_of_tau[ramps.tau[keep]])
     return _block(rows, ramps.jj[keep], coef[keep], count, q, f"dff{q}")
 
 
@@ -448,8 +446,8 @@ def core_rows(lay: Layout, q: int) -> RowBlock | None:
     jc = np.repeat(keep, lens)
     off = ragged_arange(lens)
     tc = lay.col_start[jc] - lay.of_group(lay.instance.prompt)[lay.col_group[jc]] + off
-    present, rows = np.unique(tc - int(tc.min()), return_inverse=True)
-    return _block(rows.reshape(-1), jc, np.ones(jc.size), present.size, q, f"core{q}")
+    present, rows = unique_offsets(tc - int(tc.min()))
+    return _block(rows, jc, np.ones(jc.size), present.size, q, f"core{q}")
 
 
 def core_size(lay: Layout, q: int) -> tuple[int, int]:
@@ -482,7 +480,7 @@ def clique_rows(lay: Layout, ramps: _Ramps) -> list[RowBlock]:
     out = []
     for n, members in enumerate(conflict_cliques(lay.instance, lay.groups)):
         inside = np.isin(lay.col_group[ramps.jj], members)
-        rows, count = _on_present(ramps.row_of_tau[ramps.tau[inside]], ramps.used.size)
+        rows, count = _on_present(ramps.row_of_tau[ramps.tau[inside]])
         out.append(_block(rows, ramps.jj[inside], np.ones(rows.size), count, 1, f"clique{n}"))
     return out
 
