@@ -32,9 +32,9 @@
    - the search (:func:`kvopt.mip.search.improve.improve`, list search then CP-SAT LNS) from
      the best starting schedule, reading the child's bound as soon as it arrives and stopping
      once its schedule meets it (the gap is closed: optimal);
-   - once the bound's child has finished (both LPs take a median 9.7 s, 1.9-54 s, of a
-     180 s call on the 20 + 20 paper-scale instances), a second search with another seed
-     and more LNS in a child process on the core it freed (:class:`_SecondSearch`,
+   - once the bound's child has finished (both LPs take a median 5.8 s, 1.1-38 s, alone,
+     on the 20 + 20 paper-scale instances; more beside the search), a second search with
+     another seed and more LNS in a child process on the core it freed (:class:`_SecondSearch`,
      ``model["phases"][-1]["second_search"]``), stopped when the gap closes; its schedule
      is kept if better.
 

@@ -10,7 +10,7 @@ by **column generation over those start columns**:
 2. its duals ``pi`` (HiGHS' sign convention; :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`,
    the row-differenced form by default) price *every* column: ``d = c - A^T pi``;
 3. the columns outside ``K`` with ``d < MARGIN`` join ``K``, with every start within
-   ``GRID - 1`` slots of the restricted LP's support or of a column with ``d < 0``; back
+   :data:`REACH` slots of the restricted LP's support or of a column with ``d < 0``; back
    to 1, until no column outside ``K`` has ``d < 0`` (up to :data:`TOLERANCE`).
 
 **Every round gives a valid bound.** The rows of the restricted LP are those of the whole
@@ -27,12 +27,12 @@ value (partial Lagrangian duality, as in :mod:`kvopt.mip.bounds.sparse_lp`). If 
 restricted LP is infeasible (no feasible schedule among its columns), the whole model is
 solved instead.
 
-**Why.** The restricted LPs keep a quarter of the columns at first and a third to two
-fifths at the end; two or three rounds settle the first LP, one or two the interval LP (from
-the first LP's columns): on the 20 + 20 paper-scale instances both LPs take a median 0.63
-(Model 1) and 0.70 (Model 2) of the time of the whole LPs, never more, and 50 s instead of
-116 s on ``model2-seed13`` (n = 89); and a call stopped by its limit keeps the last round's
-bound instead of none (``reports/mip/README.md`` section 10.20).
+**Why.** The restricted LPs keep an eighth of the columns at first and a quarter to three
+eighths at the end; two or three rounds settle the first LP, one or two the interval LP (from
+the first LP's columns): on the 20 + 20 paper-scale instances both LPs take a median 0.45
+(Model 1) and 0.44 (Model 2) of the time of the whole LPs, never more than 0.66, and 38 s
+instead of 113 s on ``model2-seed13`` (n = 89); and a call stopped by its limit keeps the
+last round's bound instead of none (``reports/mip/README.md`` sections 10.20, 10.22).
 
 Examples
 --------
@@ -62,17 +62,24 @@ from numpy.typing import NDArray
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.model.data import MILPData
 
-__all__ = ["ColumnLP", "GRID", "MARGIN", "grid_columns", "restrict_columns",
+__all__ = ["ColumnLP", "GRID", "MARGIN", "REACH", "grid_columns", "restrict_columns",
            "schedule_columns", "solve_lp_columns"]
 
 #: Start slots of the first restricted LP: every ``GRID``-th slot of each window (and its
-#: last). In scratch runs on two instances (the issue's n = 50 one and ``model2-seed1``),
-#: 3, 4 and 6 took within 25 % of each other.
-GRID = 4
+#: last). With 4 (and neighbours within 3 slots) both LPs took a median 0.63 / 0.70 of the
+#: whole LPs' time, with 8 (and :data:`REACH`) 0.45 / 0.44 (Model 1 / Model 2 paper scale,
+#: ``reports/mip/README.md`` section 10.22): a cheaper first round, and the second more often
+#: the last. Its own bound is weaker (a call stopped after it keeps less).
+GRID = 8
 #: Columns that join a round: reduced cost below ``MARGIN`` (slots of latency), not only the
 #: negative ones; with 0 the last rounds added one or two columns each (``model1-seed1``, a
 #: scratch run: 5 rounds for the interval LP instead of 2).
 MARGIN = 2.0
+#: Columns that join a round also: every start within ``REACH`` slots (same group) of the
+#: restricted LP's support or of a column that prices out (with ``grid > 1``). In scratch runs
+#: on four paper-scale instances, 15 with a grid of 8 left the second round the last on three
+#: of them, 7 on none of the three it ran on; with a grid of 4, 3, 8 and 15 all took three.
+REACH = 15
 #: A column prices out when its reduced cost is below ``-TOLERANCE``.
 TOLERANCE = 1e-9
 
@@ -280,5 +287,5 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
         if grid > 1:        # and the starts near the support and near the columns that price out
             seeds = np.concatenate([np.flatnonzero(keep)[res.x > 1e-9],
                                     np.flatnonzero(~keep & (d < -TOLERANCE))])
-            add |= _near(data, seeds, grid - 1)
+            add |= _near(data, seeds, REACH)
         keep |= add
