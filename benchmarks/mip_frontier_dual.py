@@ -144,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="records of benchmarks/mip_frontier_cpu.py "
                         "(reports/mip/frontier_cpu_v2.json)")
     p.add_argument("--root-cuts", metavar="S", type=float_in(0, lo_open=True), default=None,
-                   help="also run HiGHS's root node on each instance, at most S seconds (> 0)")
+                   help="also run the root node of --root-solver (HiGHS by default) on each "
+                        "instance, at most S seconds (> 0)")
     p.add_argument("--root-solver", choices=("highs", "scip"), default="highs",
                    help="whose root node --root-cuts runs (scip needs PySCIPOpt, not a kvopt "
                         "dependency)")
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                 inst, o, root_s)
             if r > o + 1e-6:
                 raise RuntimeError(f"n={n} seed={seed}: root bound {r} above OPT {o}")
-            r = max(r, b) if math.isfinite(r) else b      # HiGHS stopped before its root LP
+            r = max(r, b) if math.isfinite(r) else b      # stopped before its root LP
             closed.append((r - b) / (o - b) if o > b else 1.0)
             row += (f" {r:.1f} | {100 * (o - r) / o:.1f} % | {100 * closed[-1]:.0f} % | "
                     f"{cpu:.1f}{'' if nodes <= 1 else f' ({nodes} nodes)'} |")

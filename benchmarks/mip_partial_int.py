@@ -8,7 +8,8 @@ any time limit, is a lower bound on OPT. Section 9.4 of ``reports/mip/README.md`
 most of the paper-scale LP gap in the big requests, whose fractional copies the LP mixes with
 the small ones; this measures what making them integral buys and what it costs.
 
-Three sets of instances (one HiGHS thread each, ``--seconds`` per instance):
+Three sets of instances (one HiGHS thread each, or SCIP's with ``--solver scip``;
+``--seconds`` per instance):
 
 - ``--frontier RECORDS``: the frontier instances the state search proved
   (``benchmarks/mip_frontier_cpu.py`` records, windows from OPT); the share of the
