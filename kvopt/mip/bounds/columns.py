@@ -173,14 +173,13 @@ def schedule_columns(data: MILPData, starts: NDArray[np.int64]) -> NDArray[np.bo
     >>> list(zip(d.col_group[cols].tolist(), d.col_start[cols].tolist()))
     [(0, 0), (1, 2)]
     """
-    from kvopt.mip.model.builder import request_groups
+    from kvopt.mip.model.builder import start_columns
 
     assert data.col_group is not None and data.col_start is not None
-    width = int(data.col_start.max()) + 2
-    key = data.col_group.astype(np.int64) * width + data.col_start
-    s = np.asarray(starts, dtype=np.int64)
-    want = request_groups(data.groups) * width + np.clip(s, -1, width - 1)
-    return np.isin(key, want)
+    cols = start_columns(data.col_group, data.col_start, data.groups, starts)
+    keep = np.zeros(data.n_cols, dtype=bool)
+    keep[cols[cols >= 0]] = True
+    return keep
 
 
 def restrict_columns(data: MILPData, keep: NDArray[np.bool_]) -> MILPData:

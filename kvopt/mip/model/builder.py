@@ -605,6 +605,36 @@ def family_sizes(lay: Layout) -> list[tuple[str, int, int]]:
     return out
 
 
+def start_columns(
+    col_group: NDArray[np.int64],
+    col_start: NDArray[np.int64],
+    groups: list[NDArray[np.int64]],
+    starts: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """The column of every request's start slot: request ``i`` of group ``g`` starting at
+    ``starts[i]`` is column ``j`` with ``(col_group[j], col_start[j]) == (g, starts[i])``;
+    ``-1`` where that start lies outside the group's window (no such column).
+
+    Examples
+    --------
+    >>> inst = Instance(memory=10, arrival=[0, 0, 0], prompt=[1, 1, 1], output=[8, 8, 2])
+    >>> d = build_milp(inst, "tight", upper=30)      # requests 0 and 1 form group 0
+    >>> j = start_columns(d.col_group, d.col_start, d.groups, np.array([0, 8, 30]))
+    >>> [(int(d.col_group[c]), int(d.col_start[c])) for c in j[:2]], int(j[2])
+    ([(0, 0), (0, 8)], -1)
+    """
+    if col_start.size == 0:
+        return np.full(len(starts), -1, dtype=np.int64)
+    width = int(col_start.max()) + 2                # keys g * width + k never collide
+    key = np.asarray(col_group, dtype=np.int64) * width + col_start
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    want = (request_groups(groups) * width
+            + np.clip(np.asarray(starts, dtype=np.int64), -1, width - 1))  # outside: no key
+    pos = np.minimum(np.searchsorted(sorted_key, want), key.size - 1)
+    return np.where(sorted_key[pos] == want, order[pos], -1).astype(np.int64)
+
+
 def encode_starts(
     col_group: NDArray[np.int64],
     col_start: NDArray[np.int64],
@@ -625,16 +655,10 @@ def encode_starts(
     >>> encode_starts(d.col_group, d.col_start, d.groups, np.array([0, 30, 0])) is None
     True
     """
-    x = np.zeros(col_group.size)
-    index = {(int(g), int(k)): j for j, (g, k) in enumerate(zip(col_group, col_start,
-                                                                  strict=True))}
-    for g, members in enumerate(groups):
-        for i in members:
-            j = index.get((g, int(starts[i])))
-            if j is None:
-                return None
-            x[j] += 1.0
-    return x
+    cols = start_columns(col_group, col_start, groups, starts)
+    if (cols < 0).any():
+        return None
+    return np.bincount(cols, minlength=col_group.size).astype(np.float64)
 
 
 def decode_starts(data: MILPData, x: NDArray[np.float64], n: int) -> NDArray[np.int64]:
