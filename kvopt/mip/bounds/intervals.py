@@ -262,9 +262,10 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
 
     assert data.col_group is not None and data.col_start is not None
     req_group = request_groups(data.groups)
-    R: list[NDArray[np.int64]] = []
-    C: list[NDArray[np.int64]] = []
-    V: list[NDArray[np.float64]] = []
+    # the new rows' entries, starting empty (no family may add a row)
+    R: list[NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+    C: list[NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+    V: list[NDArray[np.float64]] = [np.zeros(0)]
     rl, ru = [data.row_lower], [data.row_upper]
     nrow = 0                                    # new rows so far (they go under data.A)
     kinds = list(data.row_kind)
@@ -293,9 +294,7 @@ def add_interval_rows(data: MILPData, families: list[IntervalFamily]) -> MILPDat
         nrow += present.size
     # only the new rows go through a COO -> CSR conversion; the model's rows are copied as
     # they are (each (row, column) pair occurs once: a column's interval covers each slot once)
-    new = sp.csr_matrix((np.concatenate(V) if V else np.zeros(0),
-                         (np.concatenate(R) if R else np.zeros(0, dtype=np.int64),
-                          np.concatenate(C) if C else np.zeros(0, dtype=np.int64))),
+    new = sp.csr_matrix((np.concatenate(V), (np.concatenate(R), np.concatenate(C))),
                         shape=(nrow, data.n_cols))
     A2 = sp.vstack([data.A.tocsr(), new], format="csr")
     meta = dict(data.meta)
