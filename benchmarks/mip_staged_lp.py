@@ -81,9 +81,10 @@ def measure(path: Path, cap: float, check: float | None) -> dict[str, Any]:
     out.update({"families": data.meta["interval_families"], "nnz": int(data.A.nnz)})
     for key, model in (("tight_cores", base), ("intervals", data)):
         t = time.perf_counter()
-        status, value, bound, _ = _lp_bound(model, Deadline(cap), "differenced", "ipm")
+        res = _lp_bound(model, Deadline(cap), "differenced", "ipm")
         secs = time.perf_counter() - t
-        out[key] = {"status": status, "value": value, "bound": bound, "seconds": round(secs, 3)}
+        out[key] = {"status": res.status, "value": res.value, "bound": res.bound,
+                    "seconds": round(secs, 3)}
     if check is not None:
         for staged in (True, False):
             t = time.perf_counter()

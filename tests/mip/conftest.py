@@ -27,7 +27,7 @@ def interval_lp_unsolved(monkeypatch: pytest.MonkeyPatch):
     def make(first_too: bool = False) -> None:
         def fake(data, deadline, form, method, **kw):
             if first_too or any(k.startswith("interval") for k in data.row_kind):
-                return "Time limit reached", None, None, {}
+                return iv._unsolved("Time limit reached")
             return real(data, deadline, form, method, **kw)
 
         monkeypatch.setattr(iv, "_lp_bound", fake)

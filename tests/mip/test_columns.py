@@ -123,3 +123,75 @@ def test_interval_bound_keeps_a_restricted_round(monkeypatch, seed):
     res = interval_bound(inst, time_limit=30, upper=opt)
     assert (res.status, res.method) == ("time_limit", "restricted LP")
     assert res.bound <= full.bound + 1e-9 and res.bound <= opt + 1e-9
+
+
+def test_fitting_keeps_everything_that_fits_and_caps_by_reduced_cost():
+    """Rounds sized to the time left: all the columns when the estimate fits, else the ones
+    with the lowest reduced costs, as many as fit; ``None`` when too few would."""
+    add = np.array([True, True, False, True, True])
+    d = np.array([0.5, -3.0, -9.0, -1.0, 1.5])
+    assert colmod._fitting(add, d, 20, 1.0, None) is add           # no deadline
+    # 4 columns join 20 taking 1 s: 1.2 ** 1.5 = 1.31 s expected, fits 0.8 of 1.7 s ...
+    assert colmod._fitting(add, d, 20, 1.0, 1.7) is add
+    # ... not 0.8 of 1.5 s: cap = 20 ((0.8 * 1.5) ** (1 / 1.5) - 1) = 2 columns, the two
+    # lowest reduced costs among add (column 2 is not in add)
+    assert colmod._fitting(add, d, 20, 1.0, 1.5).tolist() == [False, True, False, True, False]
+    assert colmod._fitting(add, d, 20, 1.0, 1.3) is None           # < 5 % of 20 could join
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_capped_rounds_still_reach_the_lp(monkeypatch, seed):
+    """Rounds that add only some of the columns (as when time is short) price every column
+    again, so the call still ends at the LP's value, every round below OPT."""
+    inst = _random_instance(np.random.default_rng(4500 + seed))
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    d = build_milp(inst, "tight+cores", upper=opt)
+    whole = solve_lp_duals(d)
+
+    def half(add, dd, n_keep, seconds, left):
+        idx = np.flatnonzero(add)
+        out = np.zeros_like(add)
+        out[idx[np.argsort(dd[idx], kind="stable")[: max(1, idx.size // 2)]]] = True
+        return out
+
+    monkeypatch.setattr(colmod, "_fitting", half)
+    res = solve_lp_columns(d, grid=3)
+    assert res.status == "optimal" and res.bound == pytest.approx(whole.value, abs=1e-6)
+    assert all(r["bound"] <= opt + 1e-9 for r in res.rounds)
+
+
+def test_a_round_that_would_not_fit_is_not_started(monkeypatch):
+    """With a time estimate that nothing fits (a huge power; a round must double), the call
+    stops after its first round with time left, says why, and returns that round's bound and
+    multipliers."""
+    from kvopt.core.limits import Deadline
+    from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+
+    monkeypatch.setattr(colmod, "TIME_POWER", 60.0)
+    monkeypatch.setattr(colmod, "MIN_GROWTH", 1.0)
+    d = build_milp(model1(3, n=16, memory=15), "tight+cores")    # two rounds without
+    dl = Deadline(60)
+    res = solve_lp_columns(d, deadline=dl, grid=8)
+    assert res.status == "time" and len(res.rounds) == 1 and dl.remaining() > 30
+    assert "would not fit" in res.info["stopped"]
+    assert res.multipliers is not None and (res.multipliers >= 0).all()
+    assert lagrangian_value(d, res.multipliers, relaxed_rows(d))[0] == res.bound
+
+
+@pytest.mark.parametrize("seed", [80, 81, 83, 84])       # first LPs of two rounds or more
+def test_interval_bound_ascends_from_a_stopped_first_lp(monkeypatch, seed):
+    """The first LP stopped for time (its next round would not fit): the interval LP is not
+    started, and the time left goes to subgradient ascent from that round's multipliers; the
+    bound is at least the round's and below OPT."""
+    inst = model1(seed, n=6, memory=12)
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    monkeypatch.setattr(colmod, "TIME_POWER", 60.0)
+    monkeypatch.setattr(colmod, "MIN_GROWTH", 1.0)
+    res = interval_bound(inst, time_limit=3, upper=opt)
+    first = res.meta["first_lp"]
+    assert first["status"] == "time" and "would not fit" in first["stopped"]
+    assert res.meta["lp_status"].startswith("not started")
+    assert (res.status, res.method) == ("time_limit", "restricted LP")
+    sg = res.meta["subgradient"]
+    assert sg["from"] == first["bound"] <= sg["to"] and res.bound <= opt + 1e-9
+    assert res.bound >= first["bound"] - 1e-6 * max(1.0, abs(first["bound"]))

@@ -27,6 +27,16 @@ value (partial Lagrangian duality, as in :mod:`kvopt.mip.bounds.sparse_lp`). If 
 restricted LP is infeasible (no feasible schedule among its columns), the whole model is
 solved instead.
 
+**Rounds sized to the time left.** Under a deadline, a round is started only if it is
+expected to fit: a restricted LP's time grows like its column count to the power
+:data:`TIME_POWER` (from the round before), so when the columns that would join are expected
+to take more than :data:`FIT` of the time left, only the ones with the lowest reduced costs
+join, as many as fit; if fewer than :data:`MIN_GROWTH` of the restricted LP's columns would,
+the call stops there (``status="time"``, with the time left to the caller, e.g. for
+:func:`kvopt.mip.bounds.lagrangian.subgradient` from :attr:`ColumnLP.multipliers`). A round
+with fewer columns is still a restricted LP, so its bound is valid, and the next round prices
+every column again; only the path to the LP changes, never its value.
+
 **Why.** The restricted LPs keep an eighth of the columns at first and a quarter to three
 eighths at the end; two or three rounds settle the first LP, one or two the interval LP (from
 the first LP's columns): on the 20 + 20 paper-scale instances both LPs take a median 0.45
@@ -62,8 +72,8 @@ from numpy.typing import NDArray
 from kvopt.core.limits import Deadline, as_deadline
 from kvopt.mip.model.data import MILPData
 
-__all__ = ["ColumnLP", "GRID", "MARGIN", "REACH", "grid_columns", "restrict_columns",
-           "schedule_columns", "solve_lp_columns"]
+__all__ = ["ColumnLP", "FIT", "GRID", "MARGIN", "MIN_GROWTH", "REACH", "TIME_POWER",
+           "grid_columns", "restrict_columns", "schedule_columns", "solve_lp_columns"]
 
 #: Start slots of the first restricted LP: every ``GRID``-th slot of each window (and its
 #: last). With 4 (and neighbours within 3 slots) both LPs took a median 0.63 / 0.70 of the
@@ -82,6 +92,16 @@ MARGIN = 2.0
 REACH = 15
 #: A column prices out when its reduced cost is below ``-TOLERANCE``.
 TOLERANCE = 1e-9
+#: A restricted LP's time grows like its column count to this power: over the 49 pairs of
+#: consecutive rounds of the ``tight+cores`` LPs on the 20 + 20 paper-scale instances (the
+#: first at least 0.3 s; ``reports/mip/column_lp_grid8_model{1,2}.json``) the exponent had
+#: median 1.38 and upper quartile 1.53.
+TIME_POWER = 1.5
+#: A round is expected to take at most this share of the time left ...
+FIT = 0.8
+#: ... and is not started when fewer than this share of the restricted LP's columns could
+#: join within it.
+MIN_GROWTH = 0.05
 
 
 @dataclass
@@ -91,8 +111,10 @@ class ColumnLP:
     Attributes
     ----------
     status
-        ``"optimal"``: no column prices out, ``value`` is the LP's value; otherwise why it
-        stopped (the solver's message of the round that was not solved).
+        ``"optimal"``: no column prices out, ``value`` is the LP's value; ``"time"``: the
+        deadline passed, or the next round would not fit in the time left (then
+        ``info["stopped"]`` says so); ``"max_rounds"``; otherwise the solver's message of
+        the round that was not solved.
     value
         The whole LP's value (``None`` unless optimal).
     bound
@@ -105,6 +127,9 @@ class ColumnLP:
         Per round: columns, the restricted LP's value, the round's bound, seconds.
     info
         The last round's solver record (:attr:`kvopt.mip.bounds.sparse_lp.LPDuals.info`).
+    multipliers
+        The multipliers of ``bound``: one per row of
+        :func:`kvopt.mip.bounds.lagrangian.relaxed_rows` (``>= 0``), or ``None`` with it.
 
     Examples
     --------
@@ -123,6 +148,7 @@ class ColumnLP:
     columns: NDArray[np.bool_]
     rounds: list[dict[str, Any]] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    multipliers: NDArray[np.float64] | None = None
 
 
 def _windows(data: MILPData) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -209,6 +235,26 @@ def _near(data: MILPData, cols: NDArray[np.int64], reach: int) -> NDArray[np.boo
     return np.isin(key, want)
 
 
+def _fitting(add: NDArray[np.bool_], d: NDArray[np.float64], n_keep: int, seconds: float,
+             left: float | None) -> NDArray[np.bool_] | None:
+    """The columns of ``add`` that join the next round within ``left`` seconds (module
+    docstring: the lowest reduced costs ``d`` first), given that the last round had
+    ``n_keep`` columns and took ``seconds``; ``None`` when too few would."""
+    n_add = int(add.sum())
+    if left is None or seconds <= 0 or n_add == 0:
+        return add
+    if seconds * ((n_keep + n_add) / n_keep) ** TIME_POWER <= FIT * left:
+        return add
+    cap = int(n_keep * ((FIT * left / seconds) ** (1.0 / TIME_POWER) - 1.0))
+    if cap < MIN_GROWTH * n_keep:
+        return None
+    idx = np.flatnonzero(add)
+    take = idx[np.argsort(d[idx], kind="stable")[:cap]]
+    out = np.zeros_like(add)
+    out[take] = True
+    return out
+
+
 def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
                      time_limit: float | None = None, columns: NDArray[np.bool_] | None = None,
                      starts: NDArray[np.int64] | None = None, grid: int = GRID,
@@ -224,7 +270,8 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
         rows of :func:`kvopt.mip.bounds.intervals.add_interval_rows`).
     deadline, time_limit
         A caller's :class:`~kvopt.core.limits.Deadline` to share, or seconds for the call
-        (``None``: none). A round not solved in time ends the call with the bound so far.
+        (``None``: none). A round not solved in time ends the call with the bound so far;
+        the rounds are sized to the time left (module docstring).
     columns
         The first restricted LP's columns (a mask), e.g. the last ones of a model with the
         same columns and fewer rows; default :func:`grid_columns` (``grid``).
@@ -258,13 +305,18 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
         keep |= schedule_columns(data, starts)
     rows = relaxed_rows(data)
     best: float | None = None
+    mult: NDArray[np.float64] | None = None
     rounds: list[dict[str, Any]] = []
     info: dict[str, Any] = {}
+
+    def out(status: str, value: float | None = None) -> ColumnLP:
+        return ColumnLP(status, value, best, keep, rounds, info, mult)
+
     while True:
         if max_rounds is not None and len(rounds) >= max_rounds:
-            return ColumnLP("max_rounds", None, best, keep, rounds, info)
+            return out("max_rounds")
         if dl.expired():
-            return ColumnLP("time", None, best, keep, rounds, info)
+            return out("time")
         t0 = time.perf_counter()
         res = solve_lp_duals(restrict_columns(data, keep), deadline=dl, form=form,
                              method=method)
@@ -273,18 +325,29 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
             keep[:] = True                      # no schedule among these columns: all of them
             continue
         if res.row_dual is None or res.x is None or res.value is None:
-            return ColumnLP(str(info.get("message", res.status)), None, best, keep, rounds,
-                            info)
-        value = float(lagrangian_value(data, -res.row_dual[rows], rows)[0])
-        best = value if best is None else max(best, value)
+            return out(str(info.get("message", res.status)))
+        mu = np.maximum(-res.row_dual[rows], 0.0)
+        value = float(lagrangian_value(data, mu, rows)[0])
+        if best is None or value > best:
+            best, mult = value, mu
+        seconds = time.perf_counter() - t0
         rounds.append({"columns": int(keep.sum()), "restricted_lp": float(res.value),
-                       "bound": value, "seconds": round(time.perf_counter() - t0, 3)})
+                       "bound": value, "seconds": round(seconds, 3)})
         d = data.c - data.A.T @ res.row_dual
         if not (d[~keep] < -TOLERANCE).any():
-            return ColumnLP("optimal", float(res.value), best, keep, rounds, info)
+            return out("optimal", float(res.value))
         add = ~keep & (d < margin)
         if grid > 1:        # and the starts near the support and near the columns that price out
             seeds = np.concatenate([np.flatnonzero(keep)[res.x > 1e-9],
                                     np.flatnonzero(~keep & (d < -TOLERANCE))])
             add |= _near(data, seeds, REACH)
-        keep |= add
+        fit = _fitting(add, d, int(keep.sum()), seconds, dl.remaining())
+        if fit is None:
+            left = dl.remaining() or 0.0
+            info = dict(info, stopped=f"the next round (an estimated "
+                        f"{seconds * (1 + add.sum() / keep.sum()) ** TIME_POWER:.1f} s) "
+                        f"would not fit in the {left:.1f} s left")
+            return out("time")
+        if int(fit.sum()) < int(add.sum()):
+            rounds[-1]["next_capped"] = int(fit.sum())
+        keep |= fit

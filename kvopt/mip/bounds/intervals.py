@@ -54,8 +54,15 @@ from numpy.typing import NDArray
 from kvopt.core.arrays import ragged_arange, unique_offsets
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
+from kvopt.mip.bounds.columns import ColumnLP
 from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows, subgradient
 from kvopt.mip.model.data import MILPData
+
+#: First step share of the subgradient ascent that starts from an LP round's multipliers
+#: when neither LP was solved (:func:`kvopt.mip.bounds.lagrangian.subgradient`): on
+#: ``model2-seed13`` (n = 89), from the first round's multipliers (18845), 4 s of ascent gave
+#: 19474 with 0.1 and 19355 with the default 2.0 (scratch runs).
+SUBGRADIENT_SCALE = 0.1
 
 
 @dataclass(frozen=True)
@@ -366,69 +373,92 @@ class IntervalBound:
 
 def _lp_bound(data: MILPData, deadline: Deadline, form: str, method: str, *,
               columns: NDArray[np.bool_] | None = None,
-              starts: NDArray[np.int64] | None = None
-              ) -> tuple[str, float | None, float | None, dict[str, Any]]:
+              starts: NDArray[np.int64] | None = None) -> ColumnLP:
     """The LP relaxation of ``data`` by column generation over its start columns
     (:func:`kvopt.mip.bounds.columns.solve_lp_columns`, each restricted LP by
     :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`: the row-differenced model by interior
-    point with crossover) within ``deadline`` (nothing if it has passed): status
-    (``"optimal"``: the LP solved), LP value (``None`` unless solved), bound (the best
+    point with crossover) within ``deadline`` (nothing if it has passed): its status
+    (``"optimal"``: the LP solved), value (``None`` unless solved), bound (the best
     :func:`lagrangian_value` of the original rows over the rounds, valid for any multipliers;
-    ``None`` when no round was solved) and solver info, with the rounds and, under
-    ``"columns"``, the last restricted LP's columns (``columns`` / ``starts``: the first
-    one's, as there)."""
+    ``None`` when no round was solved), multipliers, rounds and last columns (``columns`` /
+    ``starts``: the first round's, as there)."""
     from kvopt.mip.bounds.columns import solve_lp_columns
 
     if deadline.expired():
-        return "time", None, None, {}
-    res = solve_lp_columns(data, deadline=deadline, columns=columns, starts=starts, form=form,
-                           method=method)
-    return res.status, res.value, res.bound, dict(res.info, rounds=res.rounds,
-                                                  columns=res.columns)
+        return _unsolved("time")
+    return solve_lp_columns(data, deadline=deadline, columns=columns, starts=starts, form=form,
+                            method=method)
+
+
+def _unsolved(status: str) -> ColumnLP:
+    """A :class:`~kvopt.mip.bounds.columns.ColumnLP` of an LP not solved nor started."""
+    return ColumnLP(status, None, None, np.zeros(0, dtype=bool))
+
+
+def _record(res: ColumnLP) -> dict[str, Any]:
+    """What ``interval_bound``'s ``meta["lp"]`` keeps of an LP: the last round's solver
+    record and the rounds."""
+    return dict(res.info, rounds=res.rounds)
 
 
 def _staged_lps(base: MILPData, data: MILPData, dl: Deadline, form: str, method: str,
                 staged: bool, meta: dict[str, Any], starts: NDArray[np.int64] | None
-                ) -> tuple[float | None, tuple[str, float | None, float | None, dict[str, Any]]]:
-    """The LPs of :func:`interval_bound`: the first LP's bound (``None`` when not staged or
-    no round of it was solved; its record in ``meta["first_lp"]``) and :func:`_lp_bound` of
-    the interval model, which starts from the first LP's last columns. That one is not
-    started when less time is left than the first LP took: it holds every row of the first
-    and more (0.6-2.5 times its time at paper scale, from the first LP's columns; 1.25-2.1
-    times as whole LPs), so the call ends now instead of after the model's transfer to
-    HiGHS."""
+                ) -> tuple[ColumnLP | None, ColumnLP]:
+    """The LPs of :func:`interval_bound`: the first LP (``None`` when not staged; its
+    record in ``meta["first_lp"]``) and the interval model's, which starts from the first
+    LP's last columns. That one is not started when the first was stopped by the time limit
+    (between rounds or in one), or when less time is left than the first LP took: it holds
+    every row of the first and more (0.6-2.5 times its time at paper scale, from the
+    first LP's columns; 1.25-2.1 times as whole LPs), so the call ends now instead of after
+    the model's transfer to HiGHS."""
     if not (staged and data.n_rows > base.n_rows):
         return None, _lp_bound(data, dl, form, method, starts=starts)
     t1 = dl.elapsed()
-    st1, v1, first, info1 = _lp_bound(base, dl, form, method, starts=starts)
-    meta["first_lp"] = {"status": st1, "value": v1, "bound": first,
-                        "seconds": round(dl.elapsed() - t1, 3),
-                        "rounds": len(info1.get("rounds", []))}
+    one = _lp_bound(base, dl, form, method, starts=starts)
+    meta["first_lp"] = {"status": one.status, "value": one.value, "bound": one.bound,
+                        "seconds": round(dl.elapsed() - t1, 3), "rounds": len(one.rounds)}
+    if "stopped" in one.info:
+        meta["first_lp"]["stopped"] = one.info["stopped"]
     left = dl.remaining()
-    if first is not None and left is not None and left < meta["first_lp"]["seconds"]:
-        return first, ("not started: less time left than the first LP took", None, None, {})
-    return first, _lp_bound(data, dl, form, method, columns=info1.get("columns"),
-                            starts=starts)
+    if one.bound is not None and one.status != "optimal":
+        return one, _unsolved("not started: the first LP was stopped by the time limit")
+    if one.bound is not None and left is not None and left < meta["first_lp"]["seconds"]:
+        return one, _unsolved("not started: less time left than the first LP took")
+    return one, _lp_bound(data, dl, form, method,
+                          columns=one.columns if one.columns.size else None, starts=starts)
 
 
-def _outcome(data: MILPData, dl: Deadline, upper: float, status: str, first: float | None,
-             bound_iv: float | None, meta: dict[str, Any]) -> tuple[float, str, str]:
+def _outcome(data: MILPData, dl: Deadline, upper: float, first: ColumnLP | None,
+             last: ColumnLP, meta: dict[str, Any]) -> tuple[float, str, str]:
     """The bound, status and method of :func:`interval_bound` from its LPs (the larger of
-    the bounds found, each valid), or subgradient ascent when no LP round was solved."""
-    found = [b for b in (first, bound_iv) if b is not None]
-    if status == "optimal":
-        return max(found), "optimal", "LP"
-    if meta.get("first_lp", {}).get("status") == "optimal":
-        return max(found), "time_limit", "tight+cores LP"
+    the bounds found, each valid). When neither LP was solved, the time left goes to
+    subgradient ascent on the interval model's rows, from the best multipliers found (the
+    first LP's rows are the interval model's first rows; zero on the others) or from zero
+    when no LP round was solved."""
+    found = [r for r in (first, last) if r is not None and r.bound is not None]
+    bound = max((float(r.bound or 0.0) for r in found), default=-np.inf)
+    if last.status == "optimal":
+        return bound, "optimal", "LP"
+    if first is not None and first.status == "optimal":
+        return bound, "time_limit", "tight+cores LP"
+    if found and dl.expired():
+        return bound, "time_limit", "restricted LP"
+    rows = relaxed_rows(data)
+    mu = np.zeros(rows.size)
     if found:
-        return max(found), "time_limit", "restricted LP"
-    bound, _, its = subgradient(data, upper=upper, deadline=dl, max_iterations=100_000)
-    if not np.isfinite(bound):                       # no iteration ran: mu = 0
-        rows = relaxed_rows(data)
-        bound, _ = lagrangian_value(data, np.zeros(rows.size), rows)
+        best = max(found, key=lambda r: float(r.bound or 0.0))
+        assert best.multipliers is not None
+        mu[: best.multipliers.size] = best.multipliers
+    value, _, its = subgradient(data, upper=upper, deadline=dl, mu=mu, max_iterations=100_000,
+                                scale=SUBGRADIENT_SCALE if found else 2.0)
+    if not np.isfinite(value):                       # no iteration ran
+        value = lagrangian_value(data, mu, rows)[0]
         its = 1
     meta["subgradient_iterations"] = its
-    return bound, "time_limit", "subgradient"
+    if found:
+        meta["subgradient"] = {"from": float(bound), "to": float(max(value, bound))}
+        return max(value, bound), "time_limit", "restricted LP"
+    return value, "time_limit", "subgradient"
 
 
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
@@ -535,13 +565,11 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                                        levels=levels)
     meta: dict[str, Any] = {"rows": data.n_rows, "cols": data.n_cols, "nnz": int(data.A.nnz),
                             "upper": float(upper)}
-    first, (status, lp_value, bound_iv, lp_info) = _staged_lps(
-        base, data, dl, lp_form, lp_method, staged, meta, starts)
-    lp_info.pop("columns", None)
-    meta.update({"lp_status": status, "lp": lp_info})
-    bound, out_status, method = _outcome(data, dl, float(upper), status, first, bound_iv, meta)
+    first, last = _staged_lps(base, data, dl, lp_form, lp_method, staged, meta, starts)
+    meta.update({"lp_status": last.status, "lp": _record(last)})
+    bound, out_status, method = _outcome(data, dl, float(upper), first, last, meta)
     bound -= 1e-9 * max(1.0, abs(bound))
-    return IntervalBound(bound=float(bound), status=out_status, lp_value=lp_value,
+    return IntervalBound(bound=float(bound), status=out_status, lp_value=last.value,
                          families=int(data.meta["interval_families"]),
                          seconds=dl.elapsed() - t0, meta=meta, method=method)
 

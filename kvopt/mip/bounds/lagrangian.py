@@ -128,9 +128,13 @@ def lagrangian_value(data: MILPData, mu: NDArray[np.float64],
 
 def subgradient(data: MILPData, *, upper: float, deadline: Deadline,
                 mu: NDArray[np.float64] | None = None, max_iterations: int = 100_000,
-                ) -> tuple[float, NDArray[np.float64], int]:
+                scale: float = 2.0) -> tuple[float, NDArray[np.float64], int]:
     """Subgradient ascent on :func:`lagrangian_value` (Polyak steps towards ``upper``) until
     ``deadline``; returns ``(best bound, its multipliers, iterations)``.
+
+    ``mu`` is the start (default zero) and ``scale`` the first step's share of the Polyak
+    step, halved after 15 steps without a better bound: from an LP's multipliers a small
+    one (0.1) keeps the steps near them.
 
     Examples
     --------
@@ -147,7 +151,7 @@ def subgradient(data: MILPData, *, upper: float, deadline: Deadline,
     b = data.row_upper[rows]
     mu = np.zeros(rows.size) if mu is None else np.maximum(np.asarray(mu, float), 0.0)
     best, best_mu = -np.inf, mu.copy()
-    scale, since, it = 2.0, 0, 0
+    since, it = 0, 0
     while it < max_iterations and not deadline.expired():
         val, x = lagrangian_value(data, mu, rows)
         it += 1
