@@ -195,3 +195,29 @@ def test_interval_bound_ascends_from_a_stopped_first_lp(monkeypatch, seed):
     sg = res.meta["subgradient"]
     assert sg["from"] == first["bound"] <= sg["to"] and res.bound <= opt + 1e-9
     assert res.bound >= first["bound"] - 1e-6 * max(1.0, abs(first["bound"]))
+
+
+@pytest.mark.parametrize("seed", [80, 81, 83])
+def test_interval_bound_takes_the_block_lagrangian_when_no_round_fits(monkeypatch, seed):
+    """A build that leaves less time than a first round is expected to take (here a build
+    slowed by 1 s in a 1.3 s call): no LP is started, and the block-LP Lagrangian bound takes
+    the time left (``method="block Lagrangian"``); it is below OPT and the call ends in time."""
+    import time
+
+    import kvopt.mip.bounds.intervals as iv
+
+    inst = model1(seed, n=6, memory=12)
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    real = iv._interval_model_parts
+
+    def slow(*a, **kw):
+        time.sleep(1.0)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(iv, "_interval_model_parts", slow)
+    t = time.perf_counter()
+    res = interval_bound(inst, time_limit=1.3, upper=opt)
+    assert time.perf_counter() - t < 1.8             # the limit, and slack for a loaded CI
+    assert (res.status, res.method) == ("time_limit", "block Lagrangian")
+    assert res.meta["lp_status"].startswith("not started") and "first_lp" not in res.meta
+    assert res.meta["blocks"] and res.bound <= opt + 1e-9

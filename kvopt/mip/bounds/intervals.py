@@ -54,7 +54,7 @@ from numpy.typing import NDArray
 from kvopt.core.arrays import ragged_arange, unique_offsets
 from kvopt.core.instance import Instance
 from kvopt.core.limits import Deadline, as_deadline
-from kvopt.mip.bounds.columns import ColumnLP
+from kvopt.mip.bounds.columns import FIT, ColumnLP
 from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows, subgradient
 from kvopt.mip.model.data import MILPData
 
@@ -63,6 +63,17 @@ from kvopt.mip.model.data import MILPData
 #: ``model2-seed13`` (n = 89), from the first round's multipliers (18845), 4 s of ascent gave
 #: 19474 with 0.1 and 19355 with the default 2.0 (scratch runs).
 SUBGRADIENT_SCALE = 0.1
+#: The first round of column generation takes at least this many times the model's build:
+#: over the 14 paper-scale instances whose build took at least 0.3 s, the first round of the
+#: ``tight+cores`` LP took 0.58-2.54 times the build (10th percentile 0.99, median 1.23;
+#: ``reports/mip/column_lp_grid8_model{1,2}.json``). When even that is more than
+#: :data:`kvopt.mip.bounds.columns.FIT` of the time left, no LP is started and the time left
+#: goes to the block-LP Lagrangian bound (:func:`kvopt.mip.bounds.blocks.block_lagrangian_bound`).
+#: With 1.0 (the 10th percentile) the block bound replaced first rounds that would have fitted
+#: (``model2-seed13`` at ``--time-limit 5.5``: 17269 twice where the LP's round gave 18840;
+#: the build in the bound's child took 0.9-3.1 s from call to call), so the rule takes the
+#: minimum.
+FIRST_ROUND_PER_BUILD = 0.6
 
 
 @dataclass(frozen=True)
@@ -350,8 +361,11 @@ class IntervalBound:
     where the bound came from: ``"LP"`` (the interval LP), ``"tight+cores LP"`` (the LP
     without the interval rows, solved first, when the interval LP was not solved in time),
     ``"restricted LP"`` (neither LP solved, but a round of column generation was: the best
-    Lagrangian value at a restricted LP's duals, :mod:`kvopt.mip.bounds.columns`) or
-    ``"subgradient"`` (no LP round solved: subgradient ascent on the interval model's rows).
+    Lagrangian value at a restricted LP's duals, :mod:`kvopt.mip.bounds.columns`, then
+    ascent from them in the time left), ``"block Lagrangian"`` (no LP started: its first
+    round was not expected to fit in the time left after the model's build;
+    :func:`kvopt.mip.bounds.blocks.block_lagrangian_bound` instead) or ``"subgradient"``
+    (no LP round solved: subgradient ascent on the interval model's rows).
 
     Examples
     --------
@@ -461,6 +475,27 @@ def _outcome(data: MILPData, dl: Deadline, upper: float, first: ColumnLP | None,
     return value, "time_limit", "subgradient"
 
 
+def _blocks_instead(instance: Instance, data: MILPData, dl: Deadline, upper: float,
+                    starts: NDArray[np.int64] | None, build: float, left: float,
+                    meta: dict[str, Any], t0: float) -> IntervalBound:
+    """:func:`interval_bound` when its first LP round is not expected to fit in the time left
+    (:data:`FIRST_ROUND_PER_BUILD`): the block-LP Lagrangian bound in that time."""
+    from kvopt.core.mcsf import mcsf_starts
+    from kvopt.mip.bounds.blocks import block_lagrangian_bound
+
+    if starts is None:
+        starts = mcsf_starts(instance)
+    meta["lp_status"] = (f"not started: its first round (an estimated "
+                         f"{FIRST_ROUND_PER_BUILD * build:.1f} s) would not fit in the "
+                         f"{left:.1f} s left")
+    bb = block_lagrangian_bound(instance, starts, upper=upper, deadline=dl)
+    meta.update({"blocks": bb.levels, "refine_s": bb.refine_s})
+    bound = bb.value - 1e-9 * max(1.0, abs(bb.value))
+    return IntervalBound(bound=float(bound), status="time_limit", lp_value=None,
+                         families=int(data.meta["interval_families"]),
+                         seconds=dl.elapsed() - t0, meta=meta, method="block Lagrangian")
+
+
 def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
                    upper: float | None = None, n_families: int = 3,
                    levels: tuple[int, ...] = (1,), ram: str | int | float | None = None,
@@ -480,9 +515,13 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
         to share (then ``time_limit`` is ignored). Each LP is solved by column generation
         over its start columns (:func:`kvopt.mip.bounds.columns.solve_lp_columns`): every
         round's Lagrangian value is a valid bound, so a call stopped between rounds keeps the
-        best of them (``method="restricted LP"`` when not even the first LP was solved).
-        When no round is solved in time the remaining time (at least a few iterations) goes
-        to subgradient ascent on the Lagrangian of the same rows (:func:`subgradient`). Every
+        best of them (``method="restricted LP"`` when not even the first LP was solved;
+        rounds are sized to the time left, and the time a round would not fit goes to
+        :func:`subgradient` from the best round's multipliers). When the first round is not
+        expected to fit after the model's build (:data:`FIRST_ROUND_PER_BUILD`), no LP is
+        started and the block-LP Lagrangian bound takes the time left (``method="block
+        Lagrangian"``). When no round is solved in time the remaining time (at least a few
+        iterations) goes to subgradient ascent on the Lagrangian of the same rows. Every
         stopped call returns ``status="time_limit"`` and a valid bound.
     upper
         TEL of a feasible schedule (default MC-SF); it sets the start windows
@@ -561,10 +600,15 @@ def interval_bound(instance: Instance, *, time_limit: float | None = 120.0,
     check_memory(instance, "tight+cores", "lp-differenced", budget, upper=upper, flag="ram",
                  what="the interval LP (before its interval rows)",
                  hint="the Lagrangian bound (kvopt bound --lp lagrangian) needs O(n T) memory")
+    t_build = dl.elapsed()
     base, data = _interval_model_parts(instance, upper=upper, n_families=n_families,
                                        levels=levels)
+    build = dl.elapsed() - t_build
     meta: dict[str, Any] = {"rows": data.n_rows, "cols": data.n_cols, "nnz": int(data.A.nnz),
-                            "upper": float(upper)}
+                            "upper": float(upper), "build_s": round(build, 3)}
+    left = dl.remaining()
+    if left is not None and FIRST_ROUND_PER_BUILD * build > FIT * left:
+        return _blocks_instead(instance, data, dl, float(upper), starts, build, left, meta, t0)
     first, last = _staged_lps(base, data, dl, lp_form, lp_method, staged, meta, starts)
     meta.update({"lp_status": last.status, "lp": _record(last)})
     bound, out_status, method = _outcome(data, dl, float(upper), first, last, meta)
