@@ -123,6 +123,8 @@ def test_interval_bound_keeps_a_restricted_round(monkeypatch, seed):
     res = interval_bound(inst, time_limit=30, upper=opt)
     assert (res.status, res.method) == ("time_limit", "restricted LP")
     assert res.bound <= full.bound + 1e-9 and res.bound <= opt + 1e-9
+    # stopped for another reason than a round that would not fit: no ascent, no waiting
+    assert "subgradient" not in res.meta and res.seconds < 10
 
 
 def test_fitting_keeps_everything_that_fits_and_caps_by_reduced_cost():

@@ -445,22 +445,24 @@ def _staged_lps(base: MILPData, data: MILPData, dl: Deadline, form: str, method:
 def _outcome(data: MILPData, dl: Deadline, upper: float, first: ColumnLP | None,
              last: ColumnLP, meta: dict[str, Any]) -> tuple[float, str, str]:
     """The bound, status and method of :func:`interval_bound` from its LPs (the larger of
-    the bounds found, each valid). When neither LP was solved, the time left goes to
-    subgradient ascent on the interval model's rows, from the best multipliers found (the
-    first LP's rows are the interval model's first rows; zero on the others) or from zero
-    when no LP round was solved."""
-    found = [r for r in (first, last) if r is not None and r.bound is not None]
-    bound = max((float(r.bound or 0.0) for r in found), default=-np.inf)
+    the bounds found, each valid). When neither LP was solved because a round would not fit
+    (:func:`kvopt.mip.bounds.columns.solve_lp_columns`), the time left goes to subgradient
+    ascent on the interval model's rows from the best round's multipliers (the first LP's
+    rows are the interval model's first rows; zero on the others); when no round was solved,
+    from zero."""
+    found = [(float(r.bound), r) for r in (first, last) if r is not None and r.bound is not None]
+    bound = max((b for b, _ in found), default=-np.inf)
     if last.status == "optimal":
         return bound, "optimal", "LP"
     if first is not None and first.status == "optimal":
         return bound, "time_limit", "tight+cores LP"
-    if found and dl.expired():
+    stopped = any("stopped" in r.info for _, r in found)
+    if found and (dl.expired() or not stopped):
         return bound, "time_limit", "restricted LP"
     rows = relaxed_rows(data)
     mu = np.zeros(rows.size)
     if found:
-        best = max(found, key=lambda r: float(r.bound or 0.0))
+        best = max(found, key=lambda br: br[0])[1]
         assert best.multipliers is not None
         mu[: best.multipliers.size] = best.multipliers
     value, _, its = subgradient(data, upper=upper, deadline=dl, mu=mu, max_iterations=100_000,
