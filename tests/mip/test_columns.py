@@ -6,6 +6,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kvopt.mip.bounds.columns as colmod
 from kvopt import Instance
@@ -20,6 +22,7 @@ from kvopt.mip.bounds.intervals import _interval_model_parts, interval_bound
 from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 from kvopt.mip.model.builder import build_milp
 from tests.bruteforce import brute_force_opt
+from tests.strategies import small_instances
 
 
 def _random_instance(rng: np.random.Generator) -> Instance:
@@ -223,3 +226,25 @@ def test_interval_bound_takes_the_block_lagrangian_when_no_round_fits(monkeypatc
     assert (res.status, res.method) == ("time_limit", "block Lagrangian")
     assert res.meta["lp_status"].startswith("not started") and "first_lp" not in res.meta
     assert res.meta["blocks"] and res.bound <= opt + 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_instances(), st.sampled_from(["ascent", "blocks"]))
+def test_short_call_paths_stay_below_opt(inst, path):
+    """Both ways a short call ends (property, against brute force): a first LP stopped because
+    its next round would not fit, then the ascent from its multipliers; and no LP at all, the
+    block-LP Lagrangian instead (where the first LP needs a second round). Forced by the
+    estimates, not by the clock."""
+    import kvopt.mip.bounds.intervals as iv
+
+    opt, _ = brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)
+    with pytest.MonkeyPatch.context() as mp:
+        if path == "ascent":
+            mp.setattr(colmod, "TIME_POWER", 60.0)
+            mp.setattr(colmod, "MIN_GROWTH", 1.0)
+        else:
+            mp.setattr(iv, "FIRST_ROUND_PER_BUILD", 1e9)
+        res = interval_bound(inst, time_limit=0.2, upper=opt)
+    assert res.bound <= opt + 1e-9
+    if path == "blocks":
+        assert res.method == "block Lagrangian"
