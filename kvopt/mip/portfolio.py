@@ -295,7 +295,7 @@ class _BoundJob:
                                     starts=starts)
                 doc = {"value": iv.bound, "status": iv.status, "lp_value": iv.lp_value,
                        "families": iv.families,
-                       "method": iv.method}
+                       "method": iv.method, **_interval_path(iv.meta)}
             else:
                 from kvopt.mip.bounds.blocks import block_lagrangian_bound
 
@@ -345,6 +345,28 @@ class _BoundJob:
         else:
             self.rec.bounds[self.name] = {"value": None, "status": "skipped",
                                           "reason": _no_result(out)}
+
+
+def _interval_path(meta: dict[str, Any]) -> dict[str, Any]:
+    """What the bound's record keeps of how :func:`kvopt.mip.bounds.intervals.interval_bound`
+    got its bound (its ``meta``): the first LP's outcome, the interval LP's status and, when
+    one ran, the ascent from a round's multipliers.
+
+    Examples
+    --------
+    >>> path = _interval_path({"lp_status": "optimal", "rows": 9650,
+    ...                        "first_lp": {"status": "optimal", "bound": 7478.8,
+    ...                                     "seconds": 1.9, "rounds": 2, "value": 7478.8}})
+    >>> path["lp_status"], path["first_lp"]
+    ('optimal', {'status': 'optimal', 'bound': 7478.8, 'seconds': 1.9, 'rounds': 2})
+    """
+    out: dict[str, Any] = {}
+    if "first_lp" in meta:
+        out["first_lp"] = {k: v for k, v in meta["first_lp"].items() if k != "value"}
+    for key in ("lp_status", "subgradient"):
+        if key in meta:
+            out[key] = meta[key]
+    return out
 
 
 def _no_result(out: Any) -> str:

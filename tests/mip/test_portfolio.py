@@ -176,6 +176,9 @@ def test_the_first_lp_stands_when_the_interval_lp_runs_out_of_time(interval_lp_u
                               if k in ("fluid", "volume", "core1"))
     assert res.bound <= res.objective
     assert "(tight+cores LP: the interval LP not solved in time)" in _bound_text("intervals", rec)
+    # and how: the first LP solved, the interval LP's status (here the fake's)
+    assert rec["first_lp"]["status"] == "optimal" and "value" not in rec["first_lp"]
+    assert rec["lp_status"] == "Time limit reached" and "subgradient" not in rec
     assert _bound_text("intervals", {**rec, "method": "LP"}).endswith(f"{rec['value']:.6g}")
 
 
