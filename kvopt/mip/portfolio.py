@@ -21,8 +21,11 @@
    - the interval LP (:func:`kvopt.mip.bounds.intervals.interval_bound`: ``tight+cores`` plus
      lag-interval rows, row-differenced, interior point, after the ``tight+cores`` LP alone,
      whose bound stands if the interval LP runs out of time; each LP by column generation
-     over start columns, :mod:`kvopt.mip.bounds.columns`, whose every round is a bound; no
-     round solved, subgradient ascent on the same rows), windows from the best starting
+     over start columns, :mod:`kvopt.mip.bounds.columns`, whose every round is a bound and
+     is sized to the time left, the time a round would not fit going to an ascent from the
+     last round's multipliers; no first round expected to fit after the model's build, the
+     block-LP Lagrangian below; no round solved, subgradient ascent on the same rows; how
+     the bound was reached in ``bounds["intervals"]``), windows from the best starting
      schedule, when its estimate fits the RAM budget
      (:func:`kvopt.mip.model.sizing.memory_refusal`) and ``n T <=`` :data:`MAX_BOUND_SIZE`;
      else the Lagrangian bound at the multipliers of coarse block LPs,
