@@ -142,6 +142,7 @@ def test_fitting_keeps_everything_that_fits_and_caps_by_reduced_cost():
     # lowest reduced costs among add (column 2 is not in add)
     assert colmod._fitting(add, d, 20, 1.0, 1.5).tolist() == [False, True, False, True, False]
     assert colmod._fitting(add, d, 20, 1.0, 1.3) is None           # < 5 % of 20 could join
+    assert colmod._fitting(add, d, 20, 1.0, 0.0) is None           # no time left at all
 
 
 @pytest.mark.parametrize("seed", range(6))
