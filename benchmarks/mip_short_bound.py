@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -40,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: What the child process runs: argv = instance path, limit; prints one JSON line.
 CHILD = r"""
-import json, math, sys, time
+import json, sys, time
 from pathlib import Path
 from kvopt.core.instance import load_instance
 from kvopt.core.schedule import load_schedule
@@ -76,8 +77,6 @@ def call(path: Path, limit: float, tree: Path) -> dict[str, Any]:
 
 def gap(rec: dict[str, Any]) -> float:
     """Certified gap of one call against the certificate (the bound rounded up)."""
-    import math
-
     return (rec["best"] - math.ceil(rec["bound"] - 1e-9)) / rec["best"]
 
 
