@@ -235,6 +235,12 @@ def _near(data: MILPData, cols: NDArray[np.int64], reach: int) -> NDArray[np.boo
     return np.isin(key, want)
 
 
+def _expected_seconds(seconds: float, n_keep: int, n_add: int) -> float:
+    """A round's expected time with ``n_add`` more columns than the last one's ``n_keep``,
+    which took ``seconds`` (:data:`TIME_POWER`)."""
+    return seconds * ((n_keep + n_add) / n_keep) ** TIME_POWER
+
+
 def _fitting(add: NDArray[np.bool_], d: NDArray[np.float64], n_keep: int, seconds: float,
              left: float | None) -> NDArray[np.bool_] | None:
     """The columns of ``add`` that join the next round within ``left`` seconds (module
@@ -243,7 +249,7 @@ def _fitting(add: NDArray[np.bool_], d: NDArray[np.float64], n_keep: int, second
     n_add = int(add.sum())
     if left is None or seconds <= 0 or n_add == 0:
         return add
-    if seconds * ((n_keep + n_add) / n_keep) ** TIME_POWER <= FIT * left:
+    if _expected_seconds(seconds, n_keep, n_add) <= FIT * left:
         return add
     cap = int(n_keep * ((FIT * left / seconds) ** (1.0 / TIME_POWER) - 1.0))
     if cap < MIN_GROWTH * n_keep:
@@ -341,12 +347,12 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
             seeds = np.concatenate([np.flatnonzero(keep)[res.x > 1e-9],
                                     np.flatnonzero(~keep & (d < -TOLERANCE))])
             add |= _near(data, seeds, REACH)
-        fit = _fitting(add, d, int(keep.sum()), seconds, dl.remaining())
+        n_keep, left = int(keep.sum()), dl.remaining()
+        fit = _fitting(add, d, n_keep, seconds, left)
         if fit is None:
-            left = dl.remaining() or 0.0
             info = dict(info, stopped=f"the next round (an estimated "
-                        f"{seconds * (1 + add.sum() / keep.sum()) ** TIME_POWER:.1f} s) "
-                        f"would not fit in the {left:.1f} s left")
+                        f"{_expected_seconds(seconds, n_keep, int(add.sum())):.1f} s) "
+                        f"would not fit in the {left or 0.0:.1f} s left")
             return out("time")
         if int(fit.sum()) < int(add.sum()):
             rounds[-1]["next_capped"] = int(fit.sum())
