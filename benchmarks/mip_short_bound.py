@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mip_staged_lp import paper_paths, read_records
+from mip_staged_lp import add_instance_arguments, paper_paths, read_records
 from sim_throughput import export_revision
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,12 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--paper", default=str(ROOT / "reports/mip/paper_scale"), metavar="DIR",
-                    help="instances and certificates (default: reports/mip/paper_scale)")
-    ap.add_argument("--family", choices=("model1", "model2"), action="append", default=None,
-                    help="the 20 instances of this family (repeatable; default both)")
-    ap.add_argument("--only", nargs="+", default=None, metavar="NAME",
-                    help="these instances only (e.g. model2-seed13)")
+    add_instance_arguments(ap)
     ap.add_argument("--limit", type=float_in(0, lo_open=True), default=10.0,
                     help="seconds per interval_bound call (default 10)")
     ap.add_argument("--baseline", default=None, metavar="REV",

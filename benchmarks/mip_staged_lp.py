@@ -189,17 +189,25 @@ def summarise(records: list[dict[str, Any]], limits: tuple[float, ...]) -> None:
                   f"{returned(r, L, True)[0]} / {returned(r, L, False)[0]} |")
 
 
-def add_paper_arguments(p: argparse.ArgumentParser, limits: tuple[float, ...]) -> None:
-    """The options shared with ``benchmarks/mip_column_lp.py``: the paper-scale instances,
-    the LP cap, the limits of the derived table and the JSON records."""
-    from kvopt.cli.common import float_in
-
+def add_instance_arguments(p: argparse.ArgumentParser) -> None:
+    """``--paper`` / ``--family`` / ``--only``: the paper-scale instances
+    (:func:`paper_paths`), shared with ``benchmarks/mip_column_lp.py`` and
+    ``benchmarks/mip_short_bound.py``."""
     p.add_argument("--paper", default=str(ROOT / "reports/mip/paper_scale"), metavar="DIR",
                    help="instances and certificates (default: reports/mip/paper_scale)")
     p.add_argument("--family", choices=("model1", "model2"), action="append", default=None,
                    help="the 20 instances of this family (repeatable; default both)")
     p.add_argument("--only", nargs="+", default=None, metavar="NAME",
                    help="these instances only (e.g. model2-seed13)")
+
+
+def add_paper_arguments(p: argparse.ArgumentParser, limits: tuple[float, ...]) -> None:
+    """The options shared with ``benchmarks/mip_column_lp.py``: the paper-scale instances
+    (:func:`add_instance_arguments`), the LP cap, the limits of the derived table and the
+    JSON records."""
+    from kvopt.cli.common import float_in
+
+    add_instance_arguments(p)
     p.add_argument("--cap", type=float_in(0, lo_open=True), default=600.0,
                    help="seconds per LP at most (default 600)")
     p.add_argument("--limits", type=float_in(0, lo_open=True), nargs="+",
