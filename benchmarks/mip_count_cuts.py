@@ -93,22 +93,25 @@ def count_bound(data: Any, A_csc: sp.csc_matrix, comp: NDArray[np.int64], T: int
     return float(-res.fun)
 
 
-def with_count_rows(data: Any, comp: NDArray[np.int64], N: dict[int, float]) -> Any:
-    """``data`` plus the rows ``F(T) <= floor(N[T])``."""
-    rows, cols, ub = [], [], []
-    for r, (T, v) in enumerate(sorted(N.items())):
-        js = np.flatnonzero(comp <= T)
-        rows.append(np.full(js.size, r))
-        cols.append(js)
-        ub.append(math.floor(v + 1e-6))
-    C = sp.csr_matrix((np.ones(sum(c.size for c in cols)),
-                       (np.concatenate(rows), np.concatenate(cols))),
-                      shape=(len(ub), data.n_cols))
+def with_le_rows(data: Any, cols: list[NDArray[np.int64]], vals: list[NDArray[np.float64]],
+                 upper: list[float], kind: str) -> Any:
+    """``data`` plus one row ``sum_i vals[r][i] x[cols[r][i]] <= upper[r]`` per ``r``, of
+    kind ``kind``."""
+    C = sp.csr_matrix((np.concatenate(vals),
+                       (np.repeat(np.arange(len(cols)), [c.size for c in cols]),
+                        np.concatenate(cols))), shape=(len(cols), data.n_cols))
     return dataclasses.replace(
         data, A=sp.vstack([data.A, C]).tocsr(),
-        row_lower=np.concatenate([data.row_lower, np.full(len(ub), -np.inf)]),
-        row_upper=np.concatenate([data.row_upper, np.asarray(ub, dtype=np.float64)]),
-        row_kind=[*data.row_kind, *(["count"] * len(ub))])
+        row_lower=np.concatenate([data.row_lower, np.full(len(cols), -np.inf)]),
+        row_upper=np.concatenate([data.row_upper, np.asarray(upper, dtype=np.float64)]),
+        row_kind=[*data.row_kind, *([kind] * len(cols))])
+
+
+def with_count_rows(data: Any, comp: NDArray[np.int64], N: dict[int, float]) -> Any:
+    """``data`` plus the rows ``F(T) <= floor(N[T])``."""
+    cols = [np.flatnonzero(comp <= T) for T, _ in sorted(N.items())]
+    return with_le_rows(data, cols, [np.ones(c.size) for c in cols],
+                        [math.floor(v + 1e-6) for _, v in sorted(N.items())], "count")
 
 
 def lp_value(data: Any) -> float:
