@@ -27,14 +27,20 @@ sets of 2 up to ``--max-size`` requests (a seeded generator); the 40 most violat
 LP, and it is solved again, for ``--rounds`` rounds or until no candidate is violated.
 
 Prints per instance OPT, the interval LP, the LP with the cuts, the share of the LP's
-distance to OPT they close, the rows, the sub-instances solved and the wall seconds.
+distance to OPT they close, the rows, the sets whose optimum was sought (those not proven in
+``--sub-time``, which get no row, in brackets) and the wall seconds.
 Instances: the frontier instances whose optimum the state search proved
-(``reports/mip/frontier_cpu_v2.json``, as in ``mip_count_cuts.py``).
+(``reports/mip/frontier_cpu_v2.json``, as in ``mip_count_cuts.py``), or, given a folder,
+paper-scale instances with windows from their certificates (``reports/mip/paper_scale``;
+then the best schedule stands for OPT and the LPs are solved in the row-differenced form).
 
-Run of ``reports/mip/README.md`` section 10.24::
+Runs of ``reports/mip/README.md`` section 10.24::
 
     PYTHONPATH=. python benchmarks/mip_subset_cuts.py reports/mip/frontier_cpu_v2.json \\
         --n 12 14 16 --max-size 6 8 10 > reports/mip/subset_cuts.txt
+    PYTHONPATH=. python benchmarks/mip_subset_cuts.py reports/mip/paper_scale \\
+        --only model1-seed1 model2-seed2 --max-size 8 10 --rounds 2 --sub-time 10 \\
+        > reports/mip/subset_cuts_paper.txt
 """
 
 from __future__ import annotations
@@ -95,12 +101,14 @@ def with_subset_rows(data: Any, cuts: list[tuple[frozenset[int], float]]) -> Any
                         "subset")
 
 
-def lp_solution(data: Any) -> tuple[float, NDArray[np.float64]]:
-    """The LP optimum of ``data`` (dense dual simplex, objective offset included) and its
-    column values."""
+def lp_solution(data: Any, paper: bool = False) -> tuple[float, NDArray[np.float64]]:
+    """The LP optimum of ``data`` (objective offset included) and its column values: dense
+    dual simplex, or with ``paper`` the row-differenced form by interior point with crossover
+    (the paper-scale LPs; ``reports/mip/README.md`` section 7.3)."""
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
-    res = solve_lp_duals(data, form="dense", method="simplex")
+    res = (solve_lp_duals(data) if paper
+           else solve_lp_duals(data, form="dense", method="simplex"))
     if res.value is None or res.x is None:
         raise RuntimeError(f"LP not solved: {res.info.get('message')}")
     return float(res.value + data.obj_offset), res.x
@@ -133,9 +141,11 @@ def candidate_sets(data: Any, x: NDArray[np.float64], max_size: int, n_random: i
 
 
 def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
-                     n_random: int, seed: int, sub_seconds: float) -> dict[str, Any]:
+                     n_random: int, seed: int, sub_seconds: float,
+                     paper: bool = False) -> dict[str, Any]:
     """The interval LP (windows from ``upper``) and the same LP after up to ``rounds`` rounds
-    of subset-latency rows (module docstring).
+    of subset-latency rows (module docstring; ``paper``: how the LPs are solved,
+    :func:`lp_solution`).
 
     Examples
     --------
@@ -152,7 +162,7 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
     data = interval_model(instance, upper=upper)
     assert data.col_group is not None
     rng = np.random.default_rng(seed)
-    base, x = lp_solution(data)
+    base, x = lp_solution(data, paper)
     cache: dict[Any, float | None] = {}
     cuts: list[tuple[frozenset[int], float]] = []
     value = base
@@ -170,8 +180,32 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
             break
         found.sort(key=lambda t: (-t[0], t[1]))
         cuts += [(frozenset(s), v) for _, s, v in found[:PER_ROUND]]
-        value, x = lp_solution(with_subset_rows(data, cuts))
-    return {"lp": base, "bound": value, "cuts": cuts, "solved": len(cache), "data": data}
+        value, x = lp_solution(with_subset_rows(data, cuts), paper)
+    return {"lp": base, "bound": value, "cuts": cuts, "tried": len(cache),
+            "unproven": sum(v is None for v in cache.values()), "data": data}
+
+
+def _paper_jobs(p: argparse.ArgumentParser, folder: Path, only: list[str] | None
+                ) -> list[tuple[str, Any, float]]:
+    """``(name, instance, TEL of its certificate)`` of the paper-scale instances in
+    ``folder`` (all, or ``only``)."""
+    from kvopt.core.errors import KvoptError
+    from kvopt.core.instance import load_instance
+    from kvopt.core.schedule import load_schedule
+
+    names = only or sorted(f.stem for f in folder.glob("model*-seed*.json")
+                           if not f.stem.endswith(".best"))
+    if not names:
+        p.error(f"RECORDS.json: no model*-seed*.json instances in {folder}")
+    jobs = []
+    for name in names:
+        try:
+            inst = load_instance(folder / f"{name}.json")
+            cert = load_schedule(folder / f"{name}.best.json")
+            jobs.append((name, inst, float(inst.tel_of_starts(cert.final_start(inst)))))
+        except (OSError, ValueError, KvoptError) as exc:
+            p.error(f"--only: cannot read {name} in {folder}: {exc}")
+    return jobs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,14 +216,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="mip_subset_cuts.py",
         description="Subset-latency cuts on the interval LP (module docstring), on the "
-                    "frontier instances with proven optima.")
+                    "frontier instances with proven optima, or on paper-scale instances.")
     p.add_argument("records", metavar="RECORDS.json",
                    help="records of benchmarks/mip_frontier_cpu.py "
-                        "(reports/mip/frontier_cpu_v2.json)")
+                        "(reports/mip/frontier_cpu_v2.json), or a folder of paper-scale "
+                        "instances and certificates (reports/mip/paper_scale)")
     p.add_argument("--n", type=int_at_least(1), nargs="+", default=[12],
-                   help="instance sizes (default 12)")
+                   help="frontier: instance sizes (default 12)")
     p.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
-                   help="seeds (default: every proven one)")
+                   help="frontier: seeds (default: every proven one)")
+    p.add_argument("--only", nargs="+", default=None,
+                   help="paper scale: instance names (default: all)")
     p.add_argument("--max-size", type=int_at_least(2), nargs="+", default=[8],
                    help="largest set, in requests; one run per value (default 8)")
     p.add_argument("--rounds", type=int_at_least(1), default=6,
@@ -201,32 +238,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sub-time", type=float_in(0, lo_open=True), default=30.0,
                    help="seconds per sub-instance optimum (default 30)")
     args = p.parse_args(argv)
-    try:
-        records = json.loads(Path(args.records).read_text())["records"]
-        opt = {(r["n"], r["seed"]): float(r["objective"] if r["objective"] is not None
-                                          else r["ub"])
-               for r in records if r["method"] == "statespace" and r.get("status") == "optimal"}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
-    jobs = [(n, s, o) for (n, s), o in sorted(opt.items())
-            if n in args.n and (args.seeds is None or s in args.seeds)]
-    if not jobs:
-        p.error("--n/--seeds: no proven frontier instance matches")
+    paper = Path(args.records).is_dir()
+    jobs: list[tuple[str, Any, float]] = []
+    if paper:
+        jobs = _paper_jobs(p, Path(args.records), args.only)
+    else:
+        try:
+            records = json.loads(Path(args.records).read_text())["records"]
+            opt = {(r["n"], r["seed"]): float(r["objective"] if r["objective"] is not None
+                                              else r["ub"])
+                   for r in records
+                   if r["method"] == "statespace" and r.get("status") == "optimal"}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
+        jobs = [(f"{n} | {s}", make_instance(f"frontier-n{n}", s, {}), o)
+                for (n, s), o in sorted(opt.items())
+                if n in args.n and (args.seeds is None or s in args.seeds)]
+        if not jobs:
+            p.error("--n/--seeds: no proven frontier instance matches")
     print(f"# benchmarks/mip_subset_cuts.py {' '.join(sys.argv[1:] if argv is None else argv)}"
           f" (seed {args.seed})")
-    print("| n | seed | OPT | interval LP | max set | + subset rows | closed | rows | "
-          "sets solved | wall s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(("| instance | best schedule" if paper else "| n | seed | OPT")
+          + " | interval LP | max set | + subset rows | closed | rows | sets tried (unproven) | "
+          "wall s |")
+    print("|---|---|---|---|---|---|---|---|---|" + ("" if paper else "---|"))
     for size in args.max_size:
-        for n, s, o in jobs:
+        for name, inst, o in jobs:
             t0 = time.perf_counter()
-            r = subset_cut_bound(make_instance(f"frontier-n{n}", s, {}), o, size, args.rounds,
-                                 args.random, args.seed, args.sub_time)
+            r = subset_cut_bound(inst, o, size, args.rounds, args.random, args.seed,
+                                 args.sub_time, paper)
             if r["bound"] > o + 1e-6:
-                raise RuntimeError(f"n={n} seed={s}: {r['bound']} above OPT {o}")
+                raise RuntimeError(f"{name}: {r['bound']} above {o}")
             closed = (r["bound"] - r["lp"]) / (o - r["lp"]) if o > r["lp"] + 1e-9 else 1.0
-            print(f"| {n} | {s} | {o:.0f} | {r['lp']:.2f} | {size} | {r['bound']:.2f} | "
-                  f"{100 * closed:.0f} % | {len(r['cuts'])} | {r['solved']} | "
+            print(f"| {name} | {o:.0f} | {r['lp']:.2f} | {size} | {r['bound']:.2f} | "
+                  f"{100 * closed:.0f} % | {len(r['cuts'])} | {r['tried']} ({r['unproven']}) | "
                   f"{time.perf_counter() - t0:.0f} |", flush=True)
     return 0
 

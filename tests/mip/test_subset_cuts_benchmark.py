@@ -69,6 +69,8 @@ def test_subset_cut_bound_between_interval_lp_and_opt(runs):
     (["reports/mip/frontier_cpu_v2.json", "--max-size", "1"], "--max-size"),
     (["reports/mip/frontier_cpu_v2.json", "--sub-time", "nan"], "--sub-time"),
     (["reports/mip/frontier_cpu_v2.json", "--n", "7"], "--n"),
+    (["tests"], "RECORDS.json"),                          # a folder without instances
+    (["reports/mip/paper_scale", "--only", "nope"], "--only"),
 ])
 def test_refuses_bad_input(argv, field):
     assert_refused("benchmarks/mip_subset_cuts.py", argv, field)
