@@ -114,13 +114,18 @@ def lp_solution(data: Any, paper: bool = False) -> tuple[float, NDArray[np.float
     return float(res.value + data.obj_offset), res.x
 
 
-def candidate_sets(data: Any, x: NDArray[np.float64], max_size: int, n_random: int,
-                   rng: np.random.Generator) -> set[frozenset[int]]:
-    """Sets of groups of 2 to ``max_size`` requests (module docstring: runs in the order of
-    the LP's mean completions, and random sets)."""
-    sizes = np.array([g.size for g in data.groups], dtype=np.int64)
+def group_latency(data: Any, x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per group, the latency of its requests in the LP solution ``x``."""
     lat = np.zeros(len(data.groups))
     np.add.at(lat, data.col_group, data.c * x)
+    return lat
+
+
+def candidate_sets(data: Any, lat: NDArray[np.float64], max_size: int, n_random: int,
+                   rng: np.random.Generator) -> set[frozenset[int]]:
+    """Sets of groups of 2 to ``max_size`` requests (module docstring: runs in the order of
+    the LP's mean completions, from the groups' LP latency ``lat``, and random sets)."""
+    sizes = np.array([g.size for g in data.groups], dtype=np.int64)
     order = np.argsort(lat / sizes, kind="stable")
     out: set[frozenset[int]] = set()
     for first in range(order.size):
@@ -167,15 +172,15 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
     cuts: list[tuple[frozenset[int], float]] = []
     value = base
     for _ in range(rounds):
-        lat = np.zeros(len(data.groups))
-        np.add.at(lat, data.col_group, data.c * x)
+        lat = group_latency(data, x)
         found = []
         have = {s for s, _ in cuts}
-        for S in candidate_sets(data, x, max_size, n_random, rng) - have:
-            reqs = [int(i) for g in sorted(S) for i in data.groups[g]]
-            v = subset_opt(instance, reqs, cache, sub_seconds)
-            if v is not None and v - float(lat[sorted(S)].sum()) > 1e-4:
-                found.append((v - float(lat[sorted(S)].sum()), sorted(S), v))
+        for S in candidate_sets(data, lat, max_size, n_random, rng) - have:
+            gs = sorted(S)
+            v = subset_opt(instance, [int(i) for g in gs for i in data.groups[g]], cache,
+                           sub_seconds)
+            if v is not None and (excess := v - float(lat[gs].sum())) > 1e-4:
+                found.append((excess, gs, v))
         if not found:
             break
         found.sort(key=lambda t: (-t[0], t[1]))
