@@ -38,6 +38,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mip_synthetic import make_instance
 
 
+def proven_optima(path: str | Path) -> dict[tuple[int, int], float]:
+    """``(n, seed) -> OPT`` of the frontier instances whose optimum the state search proved,
+    from the records this script writes (``reports/mip/frontier_cpu_v2.json``): the
+    ``statespace`` records of status ``optimal`` (their objective, or the incumbent ``ub``
+    where nothing better exists). Raises ``OSError``, ``ValueError``, ``KeyError`` or
+    ``TypeError`` on a file that is not such records."""
+    records = json.loads(Path(path).read_text())["records"]
+    return {(r["n"], r["seed"]): float(r["objective"] if r["objective"] is not None
+                                       else r["ub"])
+            for r in records if r["method"] == "statespace" and r.get("status") == "optimal"}
+
+
 def _child_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime

@@ -243,6 +243,29 @@ def paper_paths(args: argparse.Namespace, parser: argparse.ArgumentParser) -> li
     return [d / f"{nm}.json" for nm in names]
 
 
+def certified_instances(folder: Path, only: list[str] | None) -> list[tuple[str, Any, float]]:
+    """``(name, instance, TEL of its certificate)`` of the paper-scale instances in ``folder``
+    (``only`` these names, or every ``model*-seed*.json``) with the committed certificates
+    beside them; ``ValueError`` saying which when there is none or one cannot be read."""
+    from kvopt.core.errors import KvoptError
+    from kvopt.core.instance import load_instance
+    from kvopt.core.schedule import load_schedule
+
+    names = only or sorted(f.stem for f in folder.glob("model*-seed*.json")
+                           if not f.stem.endswith(".best"))
+    if not names:
+        raise ValueError(f"no model*-seed*.json instances in {folder}")
+    out = []
+    for name in names:
+        try:
+            inst = load_instance(folder / f"{name}.json")
+            cert = load_schedule(folder / f"{name}.best.json")
+        except (OSError, ValueError, KvoptError) as exc:
+            raise ValueError(f"cannot read {name} in {folder}: {exc}") from exc
+        out.append((name, inst, float(inst.tel_of_starts(cert.final_start(inst)))))
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     from kvopt.cli.common import float_in
 

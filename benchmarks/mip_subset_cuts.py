@@ -46,7 +46,6 @@ Runs of ``reports/mip/README.md`` section 10.24::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -190,30 +189,9 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
             "unproven": sum(v is None for v in cache.values()), "data": data}
 
 
-def _paper_jobs(p: argparse.ArgumentParser, folder: Path, only: list[str] | None
-                ) -> list[tuple[str, Any, float]]:
-    """``(name, instance, TEL of its certificate)`` of the paper-scale instances in
-    ``folder`` (all, or ``only``)."""
-    from kvopt.core.errors import KvoptError
-    from kvopt.core.instance import load_instance
-    from kvopt.core.schedule import load_schedule
-
-    names = only or sorted(f.stem for f in folder.glob("model*-seed*.json")
-                           if not f.stem.endswith(".best"))
-    if not names:
-        p.error(f"RECORDS.json: no model*-seed*.json instances in {folder}")
-    jobs = []
-    for name in names:
-        try:
-            inst = load_instance(folder / f"{name}.json")
-            cert = load_schedule(folder / f"{name}.best.json")
-            jobs.append((name, inst, float(inst.tel_of_starts(cert.final_start(inst)))))
-        except (OSError, ValueError, KvoptError) as exc:
-            p.error(f"--only: cannot read {name} in {folder}: {exc}")
-    return jobs
-
-
 def main(argv: list[str] | None = None) -> int:
+    from mip_frontier_cpu import proven_optima
+    from mip_staged_lp import certified_instances
     from mip_synthetic import make_instance
 
     from kvopt.cli.common import float_in, int_at_least
@@ -246,14 +224,13 @@ def main(argv: list[str] | None = None) -> int:
     paper = Path(args.records).is_dir()
     jobs: list[tuple[str, Any, float]] = []
     if paper:
-        jobs = _paper_jobs(p, Path(args.records), args.only)
+        try:
+            jobs = certified_instances(Path(args.records), args.only)
+        except ValueError as exc:
+            p.error(f"RECORDS.json/--only: {exc}")
     else:
         try:
-            records = json.loads(Path(args.records).read_text())["records"]
-            opt = {(r["n"], r["seed"]): float(r["objective"] if r["objective"] is not None
-                                              else r["ub"])
-                   for r in records
-                   if r["method"] == "statespace" and r.get("status") == "optimal"}
+            opt = proven_optima(args.records)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
         jobs = [(f"{n} | {s}", make_instance(f"frontier-n{n}", s, {}), o)

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 from pathlib import Path
@@ -310,38 +309,25 @@ def main(argv: list[str] | None = None) -> int:
     stride = args.stride or max(1, args.width // 2)
     jobs: list[tuple[str, Any, float, float | None]] = []      # name, inst, upper, OPT
     if args.frontier:
+        from mip_frontier_cpu import proven_optima
         from mip_synthetic import make_instance
         try:
-            records = json.loads(Path(args.frontier).read_text())["records"]
-            opt = {(r["n"], r["seed"]): (r["objective"] if r["objective"] is not None
-                                         else r["ub"])
-                   for r in records
-                   if r["method"] == "statespace" and r.get("status") == "optimal"}
+            opt = proven_optima(args.frontier)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             p.error(f"--frontier: cannot read the records of {args.frontier}: {exc}")
-        for (n, seed), o in sorted(opt.items()):
+        for (n, seed), best in sorted(opt.items()):
             if n in args.n and (args.seeds is None or seed in args.seeds):
                 jobs.append((f"frontier n={n} seed={seed}",
-                             make_instance(f"frontier-n{n}", seed, {}), float(o), float(o)))
+                             make_instance(f"frontier-n{n}", seed, {}), best, best))
         if not jobs:
             p.error("--n/--seeds: no proven frontier instance matches")
     else:
-        from kvopt.core.errors import KvoptError
-        from kvopt.core.instance import load_instance
-        from kvopt.core.schedule import load_schedule
-        folder = Path(args.paper)
-        names = args.only or sorted(f.stem for f in folder.glob("model*-seed*.json")
-                                    if not f.stem.endswith(".best"))
-        if not names:
-            p.error(f"--paper: no model*-seed*.json instances in {folder}")
-        for name in names:
-            try:
-                inst = load_instance(folder / f"{name}.json")
-                cert = load_schedule(folder / f"{name}.best.json")
-                upper = float(inst.tel_of_starts(cert.final_start(inst)))
-            except (OSError, ValueError, KvoptError) as exc:
-                p.error(f"--paper: cannot read {name} in {folder}: {exc}")
-            jobs.append((name, inst, upper, None))
+        from mip_staged_lp import certified_instances
+        try:
+            jobs = [(name, inst, upper, None)
+                    for name, inst, upper in certified_instances(Path(args.paper), args.only)]
+        except ValueError as exc:
+            p.error(f"--paper: {exc}")
     print(f"benchmarks/mip_window_cuts.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     if args.probe is not None:
         print("| instance | window (first slot) | starts seen with x* > 0 | master solves | "
