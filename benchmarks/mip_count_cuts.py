@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import sys
 import time
@@ -125,6 +124,7 @@ def lp_value(data: Any) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mip_frontier_cpu import proven_optima
     from mip_synthetic import make_instance
 
     from kvopt.mip.bounds.intervals import interval_model
@@ -135,17 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=None)
     ap.add_argument("--counts", nargs="+", choices=("lp", "mip"), default=["lp", "mip"])
     args = ap.parse_args(argv)
-    records = json.loads(args.records.read_text())["records"]
+    try:
+        optima = proven_optima(args.records)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        ap.error(f"records: cannot read the records of {args.records}: {exc}")
     print(f"# benchmarks/mip_count_cuts.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print("| n | seed | OPT | interval LP | "
           + " | ".join(f"+ count cuts ({c}) | closed | counts s" for c in args.counts) + " |")
     print("|---|---|---|---|" + "---|---|---|" * len(args.counts))
-    for r in records:
-        if (r["method"] != "statespace" or r.get("status") != "optimal" or r["n"] not in args.n
-                or (args.seeds is not None and r["seed"] not in args.seeds)):
+    for (n, seed), opt in sorted(optima.items()):
+        if n not in args.n or (args.seeds is not None and seed not in args.seeds):
             continue
-        inst = make_instance(f"frontier-n{r['n']}", r["seed"], {})
-        opt = float(r["objective"])
+        inst = make_instance(f"frontier-n{n}", seed, {})
         data = interval_model(inst, upper=opt)
         comp = completions(data, inst)
         base = lp_value(data)
@@ -158,10 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             secs = time.process_time() - t0
             val = lp_value(with_count_rows(data, comp, N))
             if val > opt + 1e-6:
-                raise RuntimeError(f"n={r['n']} seed={r['seed']}: {val} above OPT {opt}")
+                raise RuntimeError(f"n={n} seed={seed}: {val} above OPT {opt}")
             closed = (val - base) / (opt - base) if opt > base + 1e-9 else 1.0
             cells.append(f"{val:.2f} | {100 * closed:.0f} % | {secs:.0f}")
-        print(f"| {r['n']} | {r['seed']} | {opt:.0f} | {base:.2f} | " + " | ".join(cells) + " |",
+        print(f"| {n} | {seed} | {opt:.0f} | {base:.2f} | " + " | ".join(cells) + " |",
               flush=True)
     return 0
 

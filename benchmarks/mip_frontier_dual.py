@@ -28,7 +28,6 @@ Examples (the runs of reports/mip/frontier_dual.txt and frontier_dual_root.txt):
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -165,14 +164,12 @@ def main(argv: list[str] | None = None) -> int:
             import pyscipopt  # noqa: F401
         except ImportError:
             parser.error("--root-solver scip: PySCIPOpt is not installed (pip install pyscipopt)")
+    from mip_frontier_cpu import proven_optima
+
     try:
-        records = json.loads(Path(args.records).read_text())["records"]
+        opt = proven_optima(args.records)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         parser.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
-    opt: dict[tuple[int, int], float] = {}
-    for r in records:
-        if r["method"] == "statespace" and r.get("status") == "optimal":
-            opt[r["n"], r["seed"]] = r["objective"] if r["objective"] is not None else r["ub"]
     print(f"benchmarks/mip_frontier_dual.py {' '.join(argv)}")
     if root_s is None:
         print("| n | seed | OPT | interval LP | dual gap |")

@@ -67,13 +67,12 @@ def instances(args: argparse.Namespace) -> list[tuple[str, Any, float, str]]:
 
     out = []
     if args.frontier:
+        from mip_frontier_cpu import proven_optima
         from mip_synthetic import make_instance
 
-        for r in json.loads(Path(args.frontier).read_text())["records"]:
-            if r["method"] == "statespace" and r.get("status") == "optimal":
-                o = r["objective"] if r["objective"] is not None else r["ub"]
-                out.append((f"frontier n={r['n']} seed={r['seed']}",
-                            make_instance(f"frontier-n{r['n']}", r["seed"], {}), float(o), "OPT"))
+        for (n, seed), o in proven_optima(args.frontier).items():
+            out.append((f"frontier n={n} seed={seed}",
+                        make_instance(f"frontier-n{n}", seed, {}), o, "OPT"))
         out.sort(key=lambda t: (t[1].n, t[0]))
     elif args.split:
         from mip_dual_small import make
@@ -111,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
             import pyscipopt  # noqa: F401
         except ImportError:
             p.error("--solver scip: PySCIPOpt is not installed (pip install pyscipopt)")
+    try:
+        jobs = instances(args)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        flag = "--frontier" if args.frontier else "--split" if args.split else "--paper/--only"
+        p.error(f"{flag}: cannot read the instances: {exc}")
     mip_bound = scip_mip_bound if args.solver == "scip" else highs_mip_bound
     solver = {"highs": "HiGHS", "scip": "SCIP"}[args.solver]
     print(f"benchmarks/mip_partial_int.py {' '.join(sys.argv[1:] if argv is None else argv)}")
@@ -120,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     closed: dict[float, list[float]] = {f: [] for f in args.frac}
     t_all = time.perf_counter()
-    for name, inst, ref, what in instances(args):
+    for name, inst, ref, what in jobs:
         b = interval_bound(inst, upper=ref, time_limit=600).bound
         for frac in args.frac:
             big = big_groups(inst, ref, frac)

@@ -48,7 +48,6 @@ Usage (the runs of reports/mip/README.md section 10.12)::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -369,13 +368,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="slack costs, raised in turn (default 2 5 20)")
     p.add_argument("--verbose", action="store_true", help="one line per iteration")
     args = p.parse_args(argv)
+    from mip_frontier_cpu import proven_optima
+
     try:
-        records = json.loads(Path(args.records).read_text())["records"]
-        opt: dict[tuple[int, int], float] = {}
-        for r in records:
-            if r["method"] == "statespace" and r.get("status") == "optimal":
-                opt[r["n"], r["seed"]] = (r["objective"] if r["objective"] is not None
-                                          else r["ub"])
+        opt = proven_optima(args.records)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
     print(f"benchmarks/mip_window_lp.py {' '.join(sys.argv[1:] if argv is None else argv)}")
