@@ -217,9 +217,7 @@ def checked_tel(instance: Any, starts: NDArray[np.int64], claimed: float) -> flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mip_frontier_cpu import proven_optima
-    from mip_staged_lp import certified_instances
-    from mip_synthetic import make_instance
+    from mip_staged_lp import frontier_or_paper_jobs
 
     from kvopt.cli.common import float_in, int_at_least
 
@@ -245,22 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="also run the improvement search (kvopt.mip.search.improve, seed 0) "
                         "for S seconds from the beam's schedule and, beside it, alone")
     args = p.parse_args(argv)
-    paper = Path(args.records).is_dir()
-    if paper:
-        try:
-            jobs = certified_instances(Path(args.records), args.only)
-        except ValueError as exc:
-            p.error(f"RECORDS.json/--only: {exc}")
-    else:
-        try:
-            opt = proven_optima(args.records)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
-        jobs = [(f"frontier n = {n} seed {s}", make_instance(f"frontier-n{n}", s, {}), o)
-                for (n, s), o in sorted(opt.items())
-                if n in args.n and (args.seeds is None or s in args.seeds)]
-        if not jobs:
-            p.error("--n/--seeds: no proven frontier instance matches")
+    paper, jobs = frontier_or_paper_jobs(p, args.records, args.only, args.n, args.seeds,
+                                         "frontier n = {n} seed {seed}")
     print(f"# benchmarks/mip_beam.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     ref = "certificate" if paper else "OPT"
     extra = "" if args.improve is None else (f" improve {args.improve:g} s from the beam | "

@@ -266,6 +266,35 @@ def certified_instances(folder: Path, only: list[str] | None) -> list[tuple[str,
     return out
 
 
+def frontier_or_paper_jobs(parser: argparse.ArgumentParser, records: str,
+                           only: list[str] | None, sizes: list[int], seeds: list[int] | None,
+                           label: str) -> tuple[bool, list[tuple[str, Any, float]]]:
+    """``(paper, [(name, instance, reference TEL), ...])`` for a script that takes either a
+    folder of paper-scale instances (:func:`certified_instances`, ``only`` these; reference:
+    the certificate) or the frontier records of ``benchmarks/mip_frontier_cpu.py`` (the
+    instances of ``sizes`` and ``seeds`` whose optimum is proven; reference: OPT; ``label``
+    formats their names from ``n`` and ``seed``); bad input ends in ``parser.error`` naming
+    ``RECORDS.json``, ``--only`` or ``--n/--seeds`` (exit 2)."""
+    from mip_frontier_cpu import proven_optima
+    from mip_synthetic import make_instance
+
+    if Path(records).is_dir():
+        try:
+            return True, certified_instances(Path(records), only)
+        except ValueError as exc:
+            parser.error(f"RECORDS.json/--only: {exc}")
+    try:
+        opt = proven_optima(records)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"RECORDS.json: cannot read the records of {records}: {exc}")
+    jobs = [(label.format(n=n, seed=s), make_instance(f"frontier-n{n}", s, {}), o)
+            for (n, s), o in sorted(opt.items())
+            if n in sizes and (seeds is None or s in seeds)]
+    if not jobs:
+        parser.error("--n/--seeds: no proven frontier instance matches")
+    return False, jobs
+
+
 def _parser() -> argparse.ArgumentParser:
     from kvopt.cli.common import float_in
 

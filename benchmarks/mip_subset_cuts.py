@@ -190,9 +190,7 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mip_frontier_cpu import proven_optima
-    from mip_staged_lp import certified_instances
-    from mip_synthetic import make_instance
+    from mip_staged_lp import frontier_or_paper_jobs
 
     from kvopt.cli.common import float_in, int_at_least
 
@@ -221,23 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sub-time", type=float_in(0, lo_open=True), default=30.0,
                    help="seconds per sub-instance optimum (default 30)")
     args = p.parse_args(argv)
-    paper = Path(args.records).is_dir()
-    jobs: list[tuple[str, Any, float]] = []
-    if paper:
-        try:
-            jobs = certified_instances(Path(args.records), args.only)
-        except ValueError as exc:
-            p.error(f"RECORDS.json/--only: {exc}")
-    else:
-        try:
-            opt = proven_optima(args.records)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
-        jobs = [(f"{n} | {s}", make_instance(f"frontier-n{n}", s, {}), o)
-                for (n, s), o in sorted(opt.items())
-                if n in args.n and (args.seeds is None or s in args.seeds)]
-        if not jobs:
-            p.error("--n/--seeds: no proven frontier instance matches")
+    paper, jobs = frontier_or_paper_jobs(p, args.records, args.only, args.n, args.seeds,
+                                         "{n} | {seed}")
     print(f"# benchmarks/mip_subset_cuts.py {' '.join(sys.argv[1:] if argv is None else argv)}"
           f" (seed {args.seed})")
     print(("| instance | best schedule" if paper else "| n | seed | OPT")
