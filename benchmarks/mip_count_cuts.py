@@ -127,13 +127,17 @@ def main(argv: list[str] | None = None) -> int:
     from mip_frontier_cpu import proven_optima
     from mip_synthetic import make_instance
 
+    from kvopt.cli.common import int_at_least
     from kvopt.mip.bounds.intervals import interval_model
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("records", type=Path, help="reports/mip/frontier_cpu_v2.json")
-    ap.add_argument("--n", type=int, nargs="+", default=[12])
-    ap.add_argument("--seeds", type=int, nargs="+", default=None)
-    ap.add_argument("--counts", nargs="+", choices=("lp", "mip"), default=["lp", "mip"])
+    ap.add_argument("--n", type=int_at_least(1), nargs="+", default=[12],
+                    help="instance sizes (default 12)")
+    ap.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
+                    help="seeds (default: every proven one)")
+    ap.add_argument("--counts", nargs="+", choices=("lp", "mip"), default=["lp", "mip"],
+                    help="the count problem as its LP and/or as a MIP (default both)")
     args = ap.parse_args(argv)
     try:
         optima = proven_optima(args.records)

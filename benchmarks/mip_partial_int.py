@@ -91,16 +91,23 @@ def instances(args: argparse.Namespace) -> list[tuple[str, Any, float, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kvopt.cli.common import float_in
     from kvopt.mip.bounds.intervals import interval_bound
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--frontier", metavar="RECORDS")
-    src.add_argument("--split", metavar="RECORDS")
-    src.add_argument("--paper", metavar="DIR")
-    p.add_argument("--only", nargs="+", default=["model1-seed1"])
-    p.add_argument("--frac", type=float, nargs="+", default=[0.5])
-    p.add_argument("--seconds", type=float, default=60.0)
+    src.add_argument("--frontier", metavar="RECORDS",
+                     help="records of benchmarks/mip_frontier_cpu.py (the proven optima)")
+    src.add_argument("--split", metavar="RECORDS",
+                     help="records of benchmarks/mip_dual_small.py --split (best schedules)")
+    src.add_argument("--paper", metavar="DIR",
+                     help="a folder of paper-scale instances and certificates")
+    p.add_argument("--only", nargs="+", default=["model1-seed1"],
+                   help="with --paper: instance names (default model1-seed1)")
+    p.add_argument("--frac", type=float_in(0, 1, hi_open=True), nargs="+", default=[0.5],
+                   help="integral requests: peak > frac * M, 0 <= frac < 1 (default 0.5)")
+    p.add_argument("--seconds", type=float_in(0, lo_open=True), default=60.0,
+                   help="the MIP solver's seconds per instance and frac (default 60)")
     p.add_argument("--solver", choices=("highs", "scip"), default="highs",
                    help="the MIP solver whose dual bound is read (scip needs PySCIPOpt, not a "
                         "kvopt dependency)")
