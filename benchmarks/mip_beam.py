@@ -41,7 +41,11 @@ Runs of ``reports/mip/README.md`` section 10.25::
     PYTHONPATH=. python benchmarks/mip_beam.py reports/mip/paper_scale \\
         --only model1-seed1 model1-seed2 model2-seed1 model2-seed2 --width 10 100
     PYTHONPATH=. python benchmarks/mip_beam.py reports/mip/paper_scale \\
-        --only model1-seed1 model2-seed2 --width 1000      # both: reports/mip/beam_paper.txt
+        --only model1-seed1 model2-seed2 --width 1000
+    PYTHONPATH=. python benchmarks/mip_beam.py reports/mip/paper_scale \\
+        --only model1-seed2 --width 1000
+    PYTHONPATH=. python benchmarks/mip_beam.py reports/mip/paper_scale \\
+        --only model2-seed1 --width 1000       # all four: reports/mip/beam_paper.txt
     PYTHONPATH=. python benchmarks/mip_beam.py reports/mip/paper_scale \\
         --only model1-seed1 model2-seed2 --width 100 --improve 180
     PYTHONPATH=. python benchmarks/mip_beam.py reports/mip/paper_scale \\
