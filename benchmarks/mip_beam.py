@@ -124,7 +124,9 @@ class Rollout:
 
 
 def beam_search(instance: Any, width: int, cap: int) -> dict[str, Any]:
-    """The beam of the module docstring: ``{"tel", "starts", "layers", "source"}``.
+    """The beam of the module docstring: ``{"tel", "starts", "layers", "source",
+    "first_rollout"}`` (the last: the TEL of the rollout from the empty schedule, which the
+    answer never exceeds).
 
     Examples
     --------
@@ -204,7 +206,7 @@ def beam_search(instance: Any, width: int, cap: int) -> dict[str, Any]:
     for k, mem in enumerate(sp.members):
         starts[sorted(mem)] = sorted(by_type[k])
     return {"tel": float(best["tel"]), "starts": starts, "layers": t,
-            "source": best["source"]}
+            "source": best["source"], "first_rollout": float(v0)}
 
 
 def checked_tel(instance: Any, starts: NDArray[np.int64], claimed: float) -> float:
