@@ -113,14 +113,17 @@ def with_count_rows(data: Any, comp: NDArray[np.int64], N: dict[int, float]) -> 
                         [math.floor(v + 1e-6) for _, v in sorted(N.items())], "count")
 
 
-def lp_value(data: Any) -> float:
-    """The LP optimum of ``data`` (dense dual simplex), objective offset included."""
+def lp_solution(data: Any, paper: bool = False) -> tuple[float, NDArray[np.float64]]:
+    """The LP optimum of ``data`` (objective offset included) and its column values: dense
+    dual simplex, or with ``paper`` the row-differenced form by interior point with crossover
+    (the paper-scale LPs; ``reports/mip/README.md`` section 7.3)."""
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
-    res = solve_lp_duals(data, form="dense", method="simplex")
-    if res.value is None:
+    res = (solve_lp_duals(data) if paper
+           else solve_lp_duals(data, form="dense", method="simplex"))
+    if res.value is None or res.x is None:
         raise RuntimeError(f"LP not solved: {res.info.get('message')}")
-    return float(res.value + data.obj_offset)
+    return float(res.value + data.obj_offset), res.x
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         inst = make_instance(f"frontier-n{n}", seed, {})
         data = interval_model(inst, upper=opt)
         comp = completions(data, inst)
-        base = lp_value(data)
+        base = lp_solution(data)[0]
         A_csc = data.A.tocsc()
         cells = []
         for mode in args.counts:
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             N = {T: count_bound(data, A_csc, comp, T, mode == "mip")
                  for T in range(int(comp.min()), int(comp.max()) + 1)}
             secs = time.process_time() - t0
-            val = lp_value(with_count_rows(data, comp, N))
+            val = lp_solution(with_count_rows(data, comp, N))[0]
             if val > opt + 1e-6:
                 raise RuntimeError(f"n={n} seed={seed}: {val} above OPT {opt}")
             closed = (val - base) / (opt - base) if opt > base + 1e-9 else 1.0

@@ -100,19 +100,6 @@ def with_subset_rows(data: Any, cuts: list[tuple[frozenset[int], float]]) -> Any
                         "subset")
 
 
-def lp_solution(data: Any, paper: bool = False) -> tuple[float, NDArray[np.float64]]:
-    """The LP optimum of ``data`` (objective offset included) and its column values: dense
-    dual simplex, or with ``paper`` the row-differenced form by interior point with crossover
-    (the paper-scale LPs; ``reports/mip/README.md`` section 7.3)."""
-    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
-
-    res = (solve_lp_duals(data) if paper
-           else solve_lp_duals(data, form="dense", method="simplex"))
-    if res.value is None or res.x is None:
-        raise RuntimeError(f"LP not solved: {res.info.get('message')}")
-    return float(res.value + data.obj_offset), res.x
-
-
 def group_latency(data: Any, x: NDArray[np.float64]) -> NDArray[np.float64]:
     """Per group, the latency of its requests in the LP solution ``x``."""
     lat = np.zeros(len(data.groups))
@@ -149,7 +136,7 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
                      paper: bool = False) -> dict[str, Any]:
     """The interval LP (windows from ``upper``) and the same LP after up to ``rounds`` rounds
     of subset-latency rows (module docstring; ``paper``: how the LPs are solved,
-    :func:`lp_solution`).
+    :func:`mip_count_cuts.lp_solution`).
 
     Examples
     --------
@@ -161,6 +148,8 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
     >>> opt, round(r["lp"], 2), round(r["bound"], 2)
     (47.0, 44.64, 47.0)
     """
+    from mip_count_cuts import lp_solution
+
     from kvopt.mip.bounds.intervals import interval_model
 
     data = interval_model(instance, upper=upper)
