@@ -1,0 +1,215 @@
+"""Issue 22, figure 2: a branch-and-bound whose nodes are bounded by the interval LP.
+
+**Question.** The issue lists, among the ideas not tried, "a branch-and-bound whose nodes are
+bounded by the interval LP (the sparse form) and branch on the start of the serial tail of
+big requests". Partial integrality solved by HiGHS (``reports/mip/README.md`` section 10.8)
+is that search with HiGHS's own rules on the dense rows, and at paper scale it never got past
+its root. This script measures the search itself with the toolkit's LP: how far the bound
+rises within a call's time at n ~ 50, and, where OPT is proven, what share of the LP's gap
+it closes.
+
+**The search.** The model is the interval model of
+:func:`kvopt.mip.bounds.intervals.interval_bound` (``tight+cores`` plus the level-1
+lag-interval rows; start windows from the reference schedule's TEL, which keep every optimal
+schedule). A node is a set of start columns; its value is the LP over those columns, solved
+by :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals` (row-differenced, interior point with
+crossover, no warm start), reported as :func:`kvopt.mip.bounds.lagrangian.lagrangian_value`
+at its duals over the node's columns (valid for any multipliers, lowered by ``1e-9``
+relative). Best-first: the open node of smallest value is split on the **singleton** group
+(one request; identical requests share a group and a dichotomy of their columns would not
+cover every schedule) of peak ``s + o > frac * M`` whose LP start has the largest standard
+deviation, at its weighted median ``m``: starts ``<= m`` in one child, ``> m`` in the other.
+Every schedule of the node starts that request in exactly one child, so **the smallest value
+over the open nodes is a lower bound on OPT** at every moment (a child not solved in time
+keeps its parent's value). A node whose LP starts every eligible request integrally is not
+split: it stays open with its value (with ``frac = 0`` and no identical requests its LP
+solution is then a schedule, so when it is the smallest open node the search has proven
+OPT). Nodes of value ``> UB - 1`` are closed (objective values are integers).
+
+Prints per instance the reference (the committed certificate at paper scale, or the proven
+OPT on the frontier records), the root LP, the bound when stopped, the share of the root's
+gap to the reference it closed, the nodes solved, the deepest node and the wall seconds.
+
+Runs of ``reports/mip/README.md`` section 10.26::
+
+    PYTHONPATH=. python benchmarks/mip_branch.py reports/mip/frontier_cpu_v2.json \\
+        --n 14 16 --seconds 60 > reports/mip/branch_frontier.txt
+    PYTHONPATH=. python benchmarks/mip_branch.py reports/mip/paper_scale \\
+        --only model1-seed1 model2-seed2 --seconds 180 > reports/mip/branch_paper.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import itertools
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _node_lp(data: Any, keep: NDArray[np.bool_], deadline: Any
+             ) -> tuple[float, NDArray[np.float64] | None]:
+    """``(value, x)`` of the LP over the columns ``keep`` of ``data``: the Lagrangian value at
+    the LP's duals (``+inf`` if no schedule uses only those columns, ``-inf`` and ``None`` if
+    the LP was not solved in time), and the LP's solution over all of ``data``'s columns."""
+    from kvopt.mip.bounds.columns import restrict_columns
+    from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+    sub = restrict_columns(data, keep)
+    res = solve_lp_duals(sub, deadline=deadline)
+    if res.status == "infeasible":
+        return np.inf, None
+    if res.row_dual is None or res.x is None:
+        return -np.inf, None
+    rows = relaxed_rows(sub)
+    value = float(lagrangian_value(sub, np.maximum(-res.row_dual[rows], 0.0), rows)[0])
+    x = np.zeros(data.n_cols)
+    x[keep] = res.x
+    return value - 1e-9 * max(1.0, abs(value)), x
+
+
+def _split(data: Any, x: NDArray[np.float64], eligible: NDArray[np.bool_]
+           ) -> tuple[int, int] | None:
+    """``(group, m)`` to split on: the eligible group whose LP start has the largest standard
+    deviation, and its weighted median start ``m`` (moved down one support point when no
+    weight lies above it); ``None`` when every eligible group's start is integral."""
+    cg, cs = data.col_group, data.col_start
+    assert cg is not None and cs is not None
+    best: tuple[float, int, int] | None = None
+    for g in np.flatnonzero(eligible):
+        sel = (cg == g) & (x > 1e-9)
+        k, w = cs[sel], x[sel]
+        if k.size < 2:
+            continue
+        order = np.argsort(k)
+        k, w = k[order], w[order]
+        mean = float(w @ k / w.sum())
+        sd = float(np.sqrt(w @ (k - mean) ** 2 / w.sum()))
+        m = int(k[np.searchsorted(np.cumsum(w) / w.sum(), 0.5 - 1e-12)])
+        if m >= k[-1]:
+            m = int(k[-2])
+        if best is None or sd > best[0]:
+            best = (sd, int(g), m)
+    return None if best is None else (best[1], best[2])
+
+
+def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 0.5
+                     ) -> dict[str, Any]:
+    """Best-first branch-and-bound with interval-LP nodes (module docstring) for ``seconds``
+    of wall time; returns ``root``, ``bound`` (the smallest open value, ``<= OPT``),
+    ``status`` (``"optimal"``: the bound is a schedule's TEL, or every node closed at
+    ``upper``; ``"no split"``: the smallest open node starts every eligible request
+    integrally; ``"time"``), ``nodes`` (LPs solved) and ``depth`` (the deepest solved node).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> inst = Instance(memory=10, arrival=[0] * 5, prompt=[0, 2, 3, 3, 1],
+    ...                 output=[6, 3, 6, 5, 4])              # OPT 43 (brute force)
+    >>> r = branch_and_bound(inst, upper=43.0, seconds=60.0, frac=0.0)
+    >>> round(r["root"], 2), r["bound"], r["status"], r["nodes"]
+    (39.41, 43.0, 'optimal', 31)
+    >>> r = branch_and_bound(inst, upper=43.0, seconds=60.0)     # only peaks > M / 2
+    >>> round(r["bound"], 2), r["status"]
+    (41.8, 'no split')
+    """
+    from kvopt.core.limits import Deadline
+    from kvopt.mip.bounds.intervals import _interval_model_parts
+
+    dl = Deadline(seconds)
+    _, data = _interval_model_parts(instance, upper=upper)
+    s, o, M = instance.prompt, instance.output, instance.memory
+    eligible = np.array([g.size == 1 and s[g[0]] + o[g[0]] > frac * M for g in data.groups])
+    assert data.col_group is not None and data.col_start is not None
+    cg, cs = data.col_group, data.col_start
+    keep = np.ones(data.n_cols, dtype=bool)
+    root, x = _node_lp(data, keep, dl)
+    tick = itertools.count()
+    heap: list[tuple[float, int, int, NDArray[np.bool_], Any]] = [(root, next(tick), 0, keep, x)]
+    nodes, depth, status = 1, 0, "time"
+    while heap:
+        value, _, d, keep, x = heap[0]
+        if value > upper - 1 + 1e-6:
+            heap = []
+            break
+        if x is None or dl.expired():
+            break
+        split = _split(data, x, eligible)
+        if split is None:
+            exact = frac <= 0 and all(g.size == 1 for g in data.groups)
+            status = "optimal" if exact else "no split"
+            break
+        heapq.heappop(heap)
+        g, m = split
+        col = cg == g
+        for side in (cs <= m, cs > m):
+            child: NDArray[np.bool_] = keep & ~(col & ~side)
+            cv, cx = _node_lp(data, child, dl)
+            if cx is None and cv == -np.inf:           # not solved in time: the parent's value
+                cv = value
+            else:
+                nodes += 1
+                depth = max(depth, d + 1)
+            if cv <= upper - 1 + 1e-6:
+                heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, cx))
+    if not heap:                                       # every node closed at upper
+        status = "optimal"
+    bound = min(heap[0][0], upper) if heap else upper
+    return {"root": root, "bound": bound, "status": status, "nodes": nodes, "depth": depth,
+            "open": len(heap)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mip_staged_lp import frontier_or_paper_jobs
+
+    from kvopt.cli.common import float_in, int_at_least
+
+    p = argparse.ArgumentParser(
+        prog="mip_branch.py",
+        description="Branch-and-bound with interval-LP nodes (module docstring): the bound "
+                    "after a time limit against the root LP and the certificate or proven "
+                    "optimum.")
+    p.add_argument("records", metavar="RECORDS.json",
+                   help="a folder of paper-scale instances and certificates "
+                        "(reports/mip/paper_scale), or records of benchmarks/mip_frontier_cpu.py "
+                        "(reports/mip/frontier_cpu_v2.json) for the proven optima")
+    p.add_argument("--only", nargs="+", default=None,
+                   help="paper scale: instance names (default: all)")
+    p.add_argument("--n", type=int_at_least(1), nargs="+", default=[14],
+                   help="frontier: instance sizes (default 14)")
+    p.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
+                   help="frontier: seeds (default: every proven one)")
+    p.add_argument("--seconds", type=float_in(0, lo_open=True), default=60.0,
+                   help="wall seconds per instance, the root LP included (default 60)")
+    p.add_argument("--frac", type=float_in(0, 1), default=0.5,
+                   help="split only requests of peak s + o > FRAC * M (default 0.5)")
+    args = p.parse_args(argv)
+    paper, jobs = frontier_or_paper_jobs(p, args.records, args.only, args.n, args.seeds,
+                                         "frontier n = {n} seed {seed}")
+    print(f"# benchmarks/mip_branch.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+    ref = "certificate" if paper else "OPT"
+    print(f"| instance | n | {ref} | root LP | bound | closed | status | nodes | depth | "
+          f"wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, inst, o in jobs:
+        t0 = time.perf_counter()
+        r = branch_and_bound(inst, float(o), args.seconds, args.frac)
+        if r["bound"] > o + 1e-6:
+            raise RuntimeError(f"{name}: bound {r['bound']} above the reference {o}")
+        closed = (r["bound"] - r["root"]) / (o - r["root"]) if o > r["root"] else 1.0
+        print(f"| {name} | {inst.n} | {o:.0f} | {r['root']:.2f} | {r['bound']:.2f} | "
+              f"{100 * closed:.1f} % | {r['status']} | {r['nodes']} | {r['depth']} | "
+              f"{time.perf_counter() - t0:.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

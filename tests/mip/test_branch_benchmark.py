@@ -1,0 +1,79 @@
+"""``benchmarks/mip_branch.py`` (reports/mip/README.md section 10.26): the branch-and-bound's
+bound lies between the root interval LP and the brute-force optimum on tiny instances, with
+arrivals or without; split on every request with no identical ones it proves OPT; split only on
+the big requests it stops with a valid bound below OPT somewhere; bad input is refused with
+one error, exit 2."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from tests.bruteforce import brute_force_opt
+from tests.mip.test_beam_benchmark import INSTANCES
+from tests.scripts import assert_refused, load_benchmark
+
+BB = load_benchmark("mip_branch")
+
+
+@functools.cache
+def _opt(k: int) -> float:
+    inst = INSTANCES[k]
+    return float(brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)[0])
+
+
+@functools.cache
+def _run(k: int, frac: float) -> dict:
+    return BB.branch_and_bound(INSTANCES[k], _opt(k), 120.0, frac)
+
+
+@pytest.mark.parametrize("k", range(len(INSTANCES)))
+@pytest.mark.parametrize("frac", [0.0, 0.5])
+def test_bound_between_root_and_opt(k, frac):
+    r = _run(k, frac)
+    assert r["root"] - 1e-6 <= r["bound"] <= _opt(k) + 1e-9
+    assert r["status"] in ("optimal", "no split")          # 120 s is never reached here
+    if r["status"] == "optimal":
+        assert r["bound"] > _opt(k) - 1 + 1e-9        # proven: ceil(bound) = OPT
+
+
+def _distinct(k: int) -> bool:
+    """No two requests of ``INSTANCES[k]`` are identical (every group is one request)."""
+    inst = INSTANCES[k]
+    kinds = set(zip(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), strict=True))
+    return len(kinds) == inst.n
+
+
+DISTINCT = [k for k in range(len(INSTANCES)) if _distinct(k)]
+
+
+def test_most_instances_have_no_identical_requests():
+    assert len(DISTINCT) >= len(INSTANCES) // 2
+
+
+@pytest.mark.parametrize("k", DISTINCT)
+def test_splitting_every_request_proves_opt_without_identical_requests(k):
+    r = _run(k, 0.0)
+    assert r["status"] == "optimal"
+    assert r["bound"] == pytest.approx(_opt(k), abs=1e-6)
+
+
+def test_the_search_is_not_vacuous():
+    """Somewhere the root LP is below OPT, splitting every request raises it, and splitting
+    only the big requests stops below OPT (so the assertions above compare different
+    numbers)."""
+    gaps = [(k, _run(k, 0.0), _run(k, 0.5)) for k in range(len(INSTANCES))]
+    assert any(a["root"] < _opt(k) - 1 and a["bound"] > a["root"] + 1 for k, a, _ in gaps)
+    assert any(b["status"] == "no split" and b["bound"] < _opt(k) - 1 for k, _, b in gaps)
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["no/such/records.json"], "RECORDS.json"),
+    (["reports/mip/frontier_cpu_v2.json", "--seconds", "0"], "--seconds"),
+    (["reports/mip/frontier_cpu_v2.json", "--frac", "2"], "--frac"),
+    (["reports/mip/frontier_cpu_v2.json", "--n", "3"], "--n/--seeds"),
+    (["reports/mip/paper_scale", "--only", "nope"], "--only"),
+])
+def test_bad_input_is_refused(argv, field):
+    assert_refused("benchmarks/mip_branch.py", argv, field)
