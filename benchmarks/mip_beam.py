@@ -223,7 +223,7 @@ def checked_tel(instance: Any, starts: NDArray[np.int64], claimed: float) -> flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mip_staged_lp import frontier_or_paper_jobs
+    from mip_staged_lp import add_record_arguments, frontier_or_paper_jobs
 
     from kvopt.cli.common import float_in, int_at_least
 
@@ -231,16 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="mip_beam.py",
         description="A beam search over the state search's merged states, ranked by "
                     "rollouts (module docstring), against the certificates or proven optima.")
-    p.add_argument("records", metavar="RECORDS.json",
-                   help="a folder of paper-scale instances and certificates "
-                        "(reports/mip/paper_scale), or records of benchmarks/mip_frontier_cpu.py "
-                        "(reports/mip/frontier_cpu_v2.json) for the proven optima")
-    p.add_argument("--only", nargs="+", default=None,
-                   help="paper scale: instance names (default: all)")
-    p.add_argument("--n", type=int_at_least(1), nargs="+", default=[16],
-                   help="frontier: instance sizes (default 16)")
-    p.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
-                   help="frontier: seeds (default: every proven one)")
+    add_record_arguments(p, default_n=16)
     p.add_argument("--width", type=int_at_least(1), nargs="+", default=[10],
                    help="states per layer; one run per value (default 10)")
     p.add_argument("--cap", type=int_at_least(1), default=1000,

@@ -168,25 +168,16 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mip_staged_lp import frontier_or_paper_jobs
+    from mip_staged_lp import add_record_arguments, frontier_or_paper_jobs
 
-    from kvopt.cli.common import float_in, int_at_least
+    from kvopt.cli.common import float_in
 
     p = argparse.ArgumentParser(
         prog="mip_branch.py",
         description="Branch-and-bound with interval-LP nodes (module docstring): the bound "
                     "after a time limit against the root LP and the certificate or proven "
                     "optimum.")
-    p.add_argument("records", metavar="RECORDS.json",
-                   help="a folder of paper-scale instances and certificates "
-                        "(reports/mip/paper_scale), or records of benchmarks/mip_frontier_cpu.py "
-                        "(reports/mip/frontier_cpu_v2.json) for the proven optima")
-    p.add_argument("--only", nargs="+", default=None,
-                   help="paper scale: instance names (default: all)")
-    p.add_argument("--n", type=int_at_least(1), nargs="+", default=[14],
-                   help="frontier: instance sizes (default 14)")
-    p.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
-                   help="frontier: seeds (default: every proven one)")
+    add_record_arguments(p, default_n=14)
     p.add_argument("--seconds", type=float_in(0, lo_open=True), default=60.0,
                    help="wall seconds per instance, the root LP included (default 60)")
     p.add_argument("--frac", type=float_in(0, 1), default=0.5,

@@ -266,6 +266,24 @@ def certified_instances(folder: Path, only: list[str] | None) -> list[tuple[str,
     return out
 
 
+def add_record_arguments(parser: argparse.ArgumentParser, default_n: int) -> None:
+    """The arguments :func:`frontier_or_paper_jobs` reads: ``RECORDS.json``, ``--only``,
+    ``--n`` (default ``default_n``) and ``--seeds``."""
+    from kvopt.cli.common import int_at_least
+
+    parser.add_argument("records", metavar="RECORDS.json",
+                        help="a folder of paper-scale instances and certificates "
+                             "(reports/mip/paper_scale), or records of "
+                             "benchmarks/mip_frontier_cpu.py (reports/mip/frontier_cpu_v2.json) "
+                             "for the proven optima")
+    parser.add_argument("--only", nargs="+", default=None,
+                        help="paper scale: instance names (default: all)")
+    parser.add_argument("--n", type=int_at_least(1), nargs="+", default=[default_n],
+                        help=f"frontier: instance sizes (default {default_n})")
+    parser.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
+                        help="frontier: seeds (default: every proven one)")
+
+
 def frontier_or_paper_jobs(parser: argparse.ArgumentParser, records: str,
                            only: list[str] | None, sizes: list[int], seeds: list[int] | None,
                            label: str) -> tuple[bool, list[tuple[str, Any, float]]]:
@@ -274,7 +292,8 @@ def frontier_or_paper_jobs(parser: argparse.ArgumentParser, records: str,
     the certificate) or the frontier records of ``benchmarks/mip_frontier_cpu.py`` (the
     instances of ``sizes`` and ``seeds`` whose optimum is proven; reference: OPT; ``label``
     formats their names from ``n`` and ``seed``); bad input ends in ``parser.error`` naming
-    ``RECORDS.json``, ``--only`` or ``--n/--seeds`` (exit 2)."""
+    ``RECORDS.json``, ``--only`` or ``--n/--seeds`` (exit 2). Its arguments come from
+    :func:`add_record_arguments`."""
     from mip_frontier_cpu import proven_optima
     from mip_synthetic import make_instance
 

@@ -179,7 +179,7 @@ def subset_cut_bound(instance: Any, upper: float, max_size: int, rounds: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mip_staged_lp import frontier_or_paper_jobs
+    from mip_staged_lp import add_record_arguments, frontier_or_paper_jobs
 
     from kvopt.cli.common import float_in, int_at_least
 
@@ -187,16 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="mip_subset_cuts.py",
         description="Subset-latency cuts on the interval LP (module docstring), on the "
                     "frontier instances with proven optima, or on paper-scale instances.")
-    p.add_argument("records", metavar="RECORDS.json",
-                   help="records of benchmarks/mip_frontier_cpu.py "
-                        "(reports/mip/frontier_cpu_v2.json), or a folder of paper-scale "
-                        "instances and certificates (reports/mip/paper_scale)")
-    p.add_argument("--n", type=int_at_least(1), nargs="+", default=[12],
-                   help="frontier: instance sizes (default 12)")
-    p.add_argument("--seeds", type=int_at_least(0), nargs="+", default=None,
-                   help="frontier: seeds (default: every proven one)")
-    p.add_argument("--only", nargs="+", default=None,
-                   help="paper scale: instance names (default: all)")
+    add_record_arguments(p, default_n=12)
     p.add_argument("--max-size", type=int_at_least(2), nargs="+", default=[8],
                    help="largest set, in requests; one run per value (default 8)")
     p.add_argument("--rounds", type=int_at_least(1), default=6,
