@@ -127,7 +127,7 @@ def lp_solution(data: Any, paper: bool = False) -> tuple[float, NDArray[np.float
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mip_frontier_cpu import proven_optima
+    from mip_frontier_cpu import read_proven_optima
     from mip_synthetic import make_instance
 
     from kvopt.cli.common import int_at_least
@@ -142,17 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--counts", nargs="+", choices=("lp", "mip"), default=["lp", "mip"],
                     help="the count problem as its LP and/or as a MIP (default both)")
     args = ap.parse_args(argv)
-    try:
-        optima = proven_optima(args.records)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        ap.error(f"records: cannot read the records of {args.records}: {exc}")
+    optima = read_proven_optima(ap, args.records, "records", args.n, args.seeds)
     print(f"# benchmarks/mip_count_cuts.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print("| n | seed | OPT | interval LP | "
           + " | ".join(f"+ count cuts ({c}) | closed | counts s" for c in args.counts) + " |")
     print("|---|---|---|---|" + "---|---|---|" * len(args.counts))
-    for (n, seed), opt in sorted(optima.items()):
-        if n not in args.n or (args.seeds is not None and seed not in args.seeds):
-            continue
+    for n, seed, opt in optima:
         inst = make_instance(f"frontier-n{n}", seed, {})
         data = interval_model(inst, upper=opt)
         comp = completions(data, inst)

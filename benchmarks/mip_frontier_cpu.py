@@ -30,6 +30,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,20 @@ def proven_optima(path: str | Path) -> dict[tuple[int, int], float]:
     return {(r["n"], r["seed"]): float(r["objective"] if r["objective"] is not None
                                        else r["ub"])
             for r in records if r["method"] == "statespace" and r.get("status") == "optimal"}
+
+
+def read_proven_optima(parser: argparse.ArgumentParser, path: str | Path, flag: str,
+                       sizes: Sequence[int] | None = None, seeds: Sequence[int] | None = None
+                       ) -> list[tuple[int, int, float]]:
+    """``[(n, seed, OPT), ...]`` of :func:`proven_optima`, sorted, only the ``sizes`` and
+    ``seeds`` given (``None``: all); a file that is not such records ends in
+    ``parser.error`` naming ``flag`` (exit 2)."""
+    try:
+        opt = proven_optima(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"{flag}: cannot read the records of {path}: {exc}")
+    return [(n, s, o) for (n, s), o in sorted(opt.items())
+            if (sizes is None or n in sizes) and (seeds is None or s in seeds)]
 
 
 def _child_cpu() -> float:

@@ -164,12 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             import pyscipopt  # noqa: F401
         except ImportError:
             parser.error("--root-solver scip: PySCIPOpt is not installed (pip install pyscipopt)")
-    from mip_frontier_cpu import proven_optima
+    from mip_frontier_cpu import read_proven_optima
 
-    try:
-        opt = proven_optima(args.records)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        parser.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
+    opt = read_proven_optima(parser, args.records, "RECORDS.json")
     print(f"benchmarks/mip_frontier_dual.py {' '.join(argv)}")
     if root_s is None:
         print("| n | seed | OPT | interval LP | dual gap |")
@@ -180,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|---|---|---|---|---|")
     by_n: dict[int, list[float]] = {}
     closed: list[float] = []
-    for (n, seed), o in sorted(opt.items()):
+    for n, seed, o in opt:
         inst = make_instance(f"frontier-n{n}", seed, {})
         b = interval_bound(inst, upper=o, time_limit=60).bound
         gap = (o - b) / o

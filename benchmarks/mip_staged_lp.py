@@ -294,7 +294,7 @@ def frontier_or_paper_jobs(parser: argparse.ArgumentParser, records: str,
     formats their names from ``n`` and ``seed``); bad input ends in ``parser.error`` naming
     ``RECORDS.json``, ``--only`` or ``--n/--seeds`` (exit 2). Its arguments come from
     :func:`add_record_arguments`."""
-    from mip_frontier_cpu import proven_optima
+    from mip_frontier_cpu import read_proven_optima
     from mip_synthetic import make_instance
 
     if Path(records).is_dir():
@@ -302,13 +302,8 @@ def frontier_or_paper_jobs(parser: argparse.ArgumentParser, records: str,
             return True, certified_instances(Path(records), only)
         except ValueError as exc:
             parser.error(f"RECORDS.json/--only: {exc}")
-    try:
-        opt = proven_optima(records)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        parser.error(f"RECORDS.json: cannot read the records of {records}: {exc}")
     jobs = [(label.format(n=n, seed=s), make_instance(f"frontier-n{n}", s, {}), o)
-            for (n, s), o in sorted(opt.items())
-            if n in sizes and (seeds is None or s in seeds)]
+            for n, s, o in read_proven_optima(parser, records, "RECORDS.json", sizes, seeds)]
     if not jobs:
         parser.error("--n/--seeds: no proven frontier instance matches")
     return False, jobs

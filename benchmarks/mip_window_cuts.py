@@ -309,16 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     stride = args.stride or max(1, args.width // 2)
     jobs: list[tuple[str, Any, float, float | None]] = []      # name, inst, upper, OPT
     if args.frontier:
-        from mip_frontier_cpu import proven_optima
+        from mip_frontier_cpu import read_proven_optima
         from mip_synthetic import make_instance
-        try:
-            opt = proven_optima(args.frontier)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            p.error(f"--frontier: cannot read the records of {args.frontier}: {exc}")
-        for (n, seed), best in sorted(opt.items()):
-            if n in args.n and (args.seeds is None or seed in args.seeds):
-                jobs.append((f"frontier n={n} seed={seed}",
-                             make_instance(f"frontier-n{n}", seed, {}), best, best))
+        for n, seed, best in read_proven_optima(p, args.frontier, "--frontier", args.n,
+                                                args.seeds):
+            jobs.append((f"frontier n={n} seed={seed}",
+                         make_instance(f"frontier-n{n}", seed, {}), best, best))
         if not jobs:
             p.error("--n/--seeds: no proven frontier instance matches")
     else:

@@ -368,19 +368,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="slack costs, raised in turn (default 2 5 20)")
     p.add_argument("--verbose", action="store_true", help="one line per iteration")
     args = p.parse_args(argv)
-    from mip_frontier_cpu import proven_optima
+    from mip_frontier_cpu import read_proven_optima
 
-    try:
-        opt = proven_optima(args.records)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        p.error(f"RECORDS.json: cannot read the records of {args.records}: {exc}")
+    opt = read_proven_optima(p, args.records, "RECORDS.json", args.n, args.seeds)
     print(f"benchmarks/mip_window_lp.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print("| n | seed | OPT | interval LP | width/stride | slack cost | window LP | "
           "share of the LP gap closed | s (cumulative) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for (n, seed), o in sorted(opt.items()):
-        if n not in args.n or (args.seeds is not None and seed not in args.seeds):
-            continue
+    for n, seed, o in opt:
         inst = make_instance(f"frontier-n{n}", seed, {})
         b = interval_bound(inst, upper=o, time_limit=60).bound
         res = solve(inst, time_limit=120)
