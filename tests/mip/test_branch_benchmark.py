@@ -12,7 +12,7 @@ import pytest
 
 from tests.bruteforce import brute_force_opt
 from tests.mip.test_beam_benchmark import INSTANCES
-from tests.scripts import assert_refused, load_benchmark
+from tests.scripts import assert_refused, load_benchmark, run_script
 
 BB = load_benchmark("mip_branch")
 
@@ -77,3 +77,11 @@ def test_the_search_is_not_vacuous():
 ])
 def test_bad_input_is_refused(argv, field):
     assert_refused("benchmarks/mip_branch.py", argv, field)
+
+
+def test_a_root_not_solved_in_time_is_said_not_printed_as_a_bound():
+    r = run_script("benchmarks/mip_branch.py", "reports/mip/paper_scale", "--only",
+                   "model2-seed2", "--seconds", "0.5")
+    assert r.returncode == 0, r.stderr[-2000:]
+    row = r.stdout.strip().splitlines()[-1]
+    assert "root LP not solved in 0.5 s" in row and "nan" not in row and "inf" not in row
