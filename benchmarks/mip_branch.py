@@ -123,10 +123,10 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
     (41.8, 'no split')
     """
     from kvopt.core.limits import Deadline
-    from kvopt.mip.bounds.intervals import _interval_model_parts
+    from kvopt.mip.bounds.intervals import interval_model
 
     dl = Deadline(seconds)
-    _, data = _interval_model_parts(instance, upper=upper)
+    data = interval_model(instance, upper=upper)
     s, o, M = instance.prompt, instance.output, instance.memory
     eligible = np.array([g.size == 1 and s[g[0]] + o[g[0]] > frac * M for g in data.groups])
     assert data.col_group is not None and data.col_start is not None

@@ -10,17 +10,10 @@ import functools
 
 import pytest
 
-from tests.bruteforce import brute_force_opt
-from tests.mip.test_beam_benchmark import INSTANCES
+from tests.mip.test_beam_benchmark import INSTANCES, _opt
 from tests.scripts import assert_refused, load_benchmark, run_script
 
 BB = load_benchmark("mip_branch")
-
-
-@functools.cache
-def _opt(k: int) -> float:
-    inst = INSTANCES[k]
-    return float(brute_force_opt(inst.memory, inst.arrival, inst.prompt, inst.output)[0])
 
 
 @functools.cache
