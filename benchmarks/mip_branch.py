@@ -36,6 +36,18 @@ Runs of ``reports/mip/README.md`` section 10.26::
         --n 14 16 --seconds 60 > reports/mip/branch_frontier.txt
     PYTHONPATH=. python benchmarks/mip_branch.py reports/mip/paper_scale \\
         --only model1-seed1 model2-seed2 --seconds 180 > reports/mip/branch_paper.txt
+
+**Past the frontier rule** (``RECORDS.json`` a family of ``benchmarks/mip_dual_small.py``,
+``paper-M`` or ``paper-M2``, sizes ``--n``, seeds ``--seeds``, default 0): would the default's
+bound child gain from branching once its interval LP is solved? Per instance, the default
+``kvopt solve X --time-limit D`` (``--default-seconds``) gives the reference schedule and the
+default's own bound and certified gap; then the search runs ``--seconds`` with that schedule's
+TEL as ``upper``, and its bound (rounded up: TEL is an integer) gives the certified gap the
+default would print with it::
+
+    PYTHONPATH=. python benchmarks/mip_branch.py paper-M --n 22 26 30 --seeds 0 1 \\
+        --default-seconds 60 --seconds 60 > reports/mip/branch_past_frontier_M.txt
+    # the same with paper-M2 > reports/mip/branch_past_frontier_M2.txt
 """
 
 from __future__ import annotations
@@ -168,6 +180,51 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
             "open": len(heap)}
 
 
+#: Instance families of ``benchmarks/mip_dual_small.py`` that ``RECORDS.json`` may name
+#: instead (past the frontier rule, module docstring).
+FAMILIES = ("paper-M", "paper-M2")
+
+
+def past_frontier(jobs: list[tuple[str, Any]], default_seconds: float, seconds: float,
+                  frac: float) -> None:
+    """Print a row per ``(name, instance)`` of ``jobs``: the default's schedule, bound and
+    certified gap at ``default_seconds``, and the search's bound and gap after ``seconds``
+    more with that schedule's TEL as ``upper`` (module docstring)."""
+    import math
+    import tempfile
+
+    from mip_default import run_cli
+
+    print("| instance | n | M | default: schedule | bound | gap | root LP | search's bound | "
+          "gap | nodes | depth | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, inst in jobs:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = str(Path(tmp) / "x.json")
+            inst.save(path)
+            rec = run_cli(["solve", path, "--time-limit", f"{default_seconds:g}"],
+                          timeout=default_seconds + 120)
+        doc = rec["doc"]
+        if "objective" not in doc or doc["objective"] is None:
+            raise RuntimeError(f"{name}: kvopt solve gave no schedule: {doc}")
+        ub, lb = float(doc["objective"]), float(doc["bound"])
+        t0 = time.perf_counter()
+        r = branch_and_bound(inst, ub, seconds, frac)
+        wall = time.perf_counter() - t0
+        if not np.isfinite(r["root"]):
+            print(f"| {name} | {inst.n} | {inst.memory} | {ub:.0f} | {lb:.0f} | "
+                  f"{100 * (1 - lb / ub):.2f} % | - | root LP not solved in {seconds:g} s "
+                  f"| - | 0 | 0 | {wall:.1f} |", flush=True)
+            continue
+        if r["bound"] > ub + 1e-6:
+            raise RuntimeError(f"{name}: bound {r['bound']} above the schedule's {ub}")
+        bb = math.ceil(r["bound"] - 1e-6)
+        print(f"| {name} | {inst.n} | {inst.memory} | {ub:.0f} | {lb:.0f} | "
+              f"{100 * (1 - lb / ub):.2f} % | {r['root']:.2f} | {bb} | "
+              f"{100 * (1 - bb / ub):.2f} % | {r['nodes']} | {r['depth']} | {wall:.1f} |",
+              flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     from mip_staged_lp import add_record_arguments, frontier_or_paper_jobs
 
@@ -177,13 +234,28 @@ def main(argv: list[str] | None = None) -> int:
         prog="mip_branch.py",
         description="Branch-and-bound with interval-LP nodes (module docstring): the bound "
                     "after a time limit against the root LP and the certificate or proven "
-                    "optimum.")
+                    "optimum; with RECORDS.json paper-M or paper-M2, against the default's "
+                    "schedule and bound on that family's instances of sizes --n.")
     add_record_arguments(p, default_n=14)
     p.add_argument("--seconds", type=float_in(0, lo_open=True), default=60.0,
                    help="wall seconds per instance, the root LP included (default 60)")
     p.add_argument("--frac", type=float_in(0, 1), default=0.5,
                    help="split only requests of peak s + o > FRAC * M (default 0.5)")
+    p.add_argument("--default-seconds", type=float_in(0, lo_open=True), default=60.0,
+                   help=f"with RECORDS.json one of {', '.join(FAMILIES)}: the default's "
+                        "--time-limit (default 60)")
     args = p.parse_args(argv)
+    if args.records in FAMILIES:
+        from mip_dual_small import make
+
+        try:
+            fam = [(f"{args.records} n = {n} seed {seed}", make(args.records, n, seed))
+                   for n in args.n for seed in args.seeds or [0]]
+        except ValueError as exc:
+            p.error(f"--n/--seeds: {exc}")
+        print(f"# benchmarks/mip_branch.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+        past_frontier(fam, args.default_seconds, args.seconds, args.frac)
+        return 0
     paper, jobs = frontier_or_paper_jobs(p, args.records, args.only, args.n, args.seeds,
                                          "frontier n = {n} seed {seed}")
     print(f"# benchmarks/mip_branch.py {' '.join(sys.argv[1:] if argv is None else argv)}")

@@ -67,6 +67,8 @@ def test_the_search_is_not_vacuous():
     (["reports/mip/frontier_cpu_v2.json", "--frac", "2"], "--frac"),
     (["reports/mip/frontier_cpu_v2.json", "--n", "3"], "--n/--seeds"),
     (["reports/mip/paper_scale", "--only", "nope"], "--only"),
+    (["paper-M2", "--n", "80"], "--n/--seeds"),
+    (["paper-M", "--n", "8", "--default-seconds", "0"], "--default-seconds"),
 ])
 def test_bad_input_is_refused(argv, field):
     assert_refused("benchmarks/mip_branch.py", argv, field)
@@ -78,3 +80,18 @@ def test_a_root_not_solved_in_time_is_said_not_printed_as_a_bound():
     assert r.returncode == 0, r.stderr[-2000:]
     row = r.stdout.strip().splitlines()[-1]
     assert "root LP not solved in 0.5 s" in row and "nan" not in row and "inf" not in row
+
+
+def test_past_the_frontier_rule_the_search_bounds_the_default_schedule():
+    """With a family name for RECORDS.json: per instance the default's schedule and bound,
+    then the search's bound (rounded up) between the root LP and that schedule."""
+    r = run_script("benchmarks/mip_branch.py", "paper-M", "--n", "8", "--seeds", "0", "1",
+                   "--default-seconds", "5", "--seconds", "5")
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [line.split("|")[1:-1] for line in r.stdout.splitlines()
+            if line.startswith("| paper-M n = 8")]
+    assert len(rows) == 2
+    for row in rows:
+        schedule, bound, root, searched = (float(row[i]) for i in (3, 4, 6, 7))
+        assert bound <= schedule and root - 1e-6 <= searched <= schedule
+        assert searched == int(searched)                  # rounded up: TEL is an integer
