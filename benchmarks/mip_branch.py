@@ -248,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.records in FAMILIES:
         from mip_dual_small import make
 
+        if args.only is not None:
+            p.error(f"--only: names paper-scale instances, not {args.records}'s (use --n/--seeds)")
         try:
             fam = [(f"{args.records} n = {n} seed {seed}", make(args.records, n, seed))
                    for n in args.n for seed in args.seeds or [0]]

@@ -69,6 +69,7 @@ def test_the_search_is_not_vacuous():
     (["reports/mip/paper_scale", "--only", "nope"], "--only"),
     (["paper-M2", "--n", "80"], "--n/--seeds"),
     (["paper-M", "--n", "8", "--default-seconds", "0"], "--default-seconds"),
+    (["paper-M", "--only", "model1-seed1"], "--only"),
 ])
 def test_bad_input_is_refused(argv, field):
     assert_refused("benchmarks/mip_branch.py", argv, field)
