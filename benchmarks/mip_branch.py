@@ -53,6 +53,7 @@ default would print with it::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import heapq
 import itertools
 import sys
@@ -66,26 +67,124 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _node_lp(data: Any, keep: NDArray[np.bool_], deadline: Any
-             ) -> tuple[float, NDArray[np.float64] | None]:
-    """``(value, x)`` of the LP over the columns ``keep`` of ``data``: the Lagrangian value at
-    the LP's duals (``+inf`` if no schedule uses only those columns, ``-inf`` and ``None`` if
-    the LP was not solved in time), and the LP's solution over all of ``data``'s columns."""
+def _at_duals(data: Any, keep: NDArray[np.bool_], row_dual: NDArray[np.float64]) -> float:
+    """The Lagrangian value over the columns ``keep`` of ``data`` at an LP's ``row_dual``
+    (HiGHS' sign convention, the original rows), lowered by ``1e-9`` relative: a lower bound
+    on every schedule of the node whatever the LP's accuracy."""
     from kvopt.mip.bounds.columns import restrict_columns
     from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
-    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
     sub = restrict_columns(data, keep)
-    res = solve_lp_duals(sub, deadline=deadline)
+    rows = relaxed_rows(sub)
+    value = float(lagrangian_value(sub, np.maximum(-row_dual[rows], 0.0), rows)[0])
+    return value - 1e-9 * max(1.0, abs(value))
+
+
+def _node_lp(data: Any, keep: NDArray[np.bool_], deadline: Any
+             ) -> tuple[float, NDArray[np.float64] | None]:
+    """``(value, x)`` of the LP over the columns ``keep`` of ``data``, solved cold: the
+    Lagrangian value at the LP's duals (``+inf`` if no schedule uses only those columns,
+    ``-inf`` and ``None`` if the LP was not solved in time), and the LP's solution over all
+    of ``data``'s columns."""
+    from kvopt.mip.bounds.columns import restrict_columns
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+    res = solve_lp_duals(restrict_columns(data, keep), deadline=deadline)
     if res.status == "infeasible":
         return np.inf, None
     if res.row_dual is None or res.x is None:
         return -np.inf, None
-    rows = relaxed_rows(sub)
-    value = float(lagrangian_value(sub, np.maximum(-res.row_dual[rows], 0.0), rows)[0])
     x = np.zeros(data.n_cols)
     x[keep] = res.x
-    return value - 1e-9 * max(1.0, abs(value)), x
+    return _at_duals(data, keep, res.row_dual), x
+
+
+#: A simplex basis stored with an open node: the column and row statuses as small integers.
+Basis = tuple[NDArray[np.int8], NDArray[np.int8]]
+
+
+class WarmNodes:
+    """The node LPs of one search in one HiGHS instance, each child warm-started from its
+    parent's basis.
+
+    The model is the row-differenced LP of ``data`` (:func:`kvopt.mip.bounds.sparse_lp.
+    differenced_lp`, the form :func:`~kvopt.mip.bounds.sparse_lp.solve_lp_duals` solves). A
+    node's columns outside ``keep`` get upper bound 0, the same LP as dropping them. The root
+    is solved by interior point with crossover, as cold; a child by dual simplex from its
+    parent's optimal basis, which stays dual feasible when columns are fixed at 0. Values are
+    :func:`_at_duals` at the solution's duals, so they are valid bounds as cold ones are; they
+    equal cold values up to the LP's tolerances (the two may pick different optimal ``x``
+    where the LP has several, and so split differently).
+
+    Examples
+    --------
+    >>> from kvopt import Instance
+    >>> from kvopt.core.limits import Deadline
+    >>> from kvopt.mip.bounds.intervals import interval_model
+    >>> inst = Instance(memory=10, arrival=[0] * 5, prompt=[0, 2, 3, 3, 1],
+    ...                 output=[6, 3, 6, 5, 4])
+    >>> data = interval_model(inst, upper=43.0)
+    >>> w = WarmNodes(data, Deadline(60.0))
+    >>> v, x, basis = w.solve(np.ones(data.n_cols, dtype=bool), None)
+    >>> keep = np.ones(data.n_cols, dtype=bool)
+    >>> keep[(data.col_group == 0) & (data.col_start > 0)] = False      # request 0 at 0
+    >>> warm, cold = w.solve(keep, basis)[0], _node_lp(data, keep, None)[0]
+    >>> round(v, 2), round(warm, 6) == round(cold, 6), warm >= v - 1e-6
+    (39.41, True, True)
+    """
+
+    def __init__(self, data: Any, deadline: Any) -> None:
+        import highspy
+
+        from kvopt.mip.backends.highs import highs_lp
+        from kvopt.mip.bounds.sparse_lp import differenced_lp
+
+        relaxed = dataclasses.replace(data, integrality=np.zeros(data.n_cols, dtype=np.int8),
+                                      x0=None)
+        self.dif = differenced_lp(relaxed)
+        self.data, self.deadline = data, deadline
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("threads", 1)
+        self.h.passModel(highs_lp(self.dif.lp, relax=True))
+        self.cols = np.arange(data.n_cols, dtype=np.int32)
+        self.statuses = [highspy.HighsBasisStatus(i) for i in range(5)]
+
+    def solve(self, keep: NDArray[np.bool_], basis: Basis | None
+              ) -> tuple[float, NDArray[np.float64] | None, Basis | None]:
+        """``(value, x, basis)`` of the node ``keep`` from its parent's ``basis`` (``None``:
+        the root, by interior point): ``value`` as :func:`_node_lp`'s (``+inf``: infeasible;
+        ``-inf`` with ``x = None``: not solved in time), ``x`` the LP's solution over all of
+        ``data``'s columns, ``basis`` the node's optimal basis for its children."""
+        import highspy
+
+        h, data = self.h, self.data
+        upper = np.where(keep, data.col_upper, 0.0)
+        h.changeColsBounds(self.cols.size, self.cols, data.col_lower.astype(np.float64), upper)
+        h.setOptionValue("solver", "ipx" if basis is None else "simplex")
+        if basis is not None:
+            b = highspy.HighsBasis()
+            b.col_status = [self.statuses[v] for v in basis[0].tolist()]
+            b.row_status = [self.statuses[v] for v in basis[1].tolist()]
+            b.valid = True
+            h.setBasis(b)
+        left = self.deadline.remaining(floor=1e-3)
+        # HiGHS compares its time limit with the run time summed over the instance's runs
+        h.setOptionValue("time_limit", h.getRunTime() + left if left is not None else np.inf)
+        h.run()
+        S = highspy.HighsModelStatus
+        ms = h.getModelStatus()
+        if ms in (S.kInfeasible, S.kUnboundedOrInfeasible):
+            return np.inf, None, None
+        if ms != S.kOptimal or h.getInfo().dual_solution_status != 2:
+            return -np.inf, None, None
+        sol = h.getSolution()
+        x = np.asarray(sol.col_value, dtype=np.float64)[: data.n_cols]
+        mu = self.dif.original_duals(np.asarray(sol.row_dual, dtype=np.float64))
+        got = h.getBasis()
+        new: Basis = (np.fromiter(map(int, got.col_status), dtype=np.int8),
+                      np.fromiter(map(int, got.row_status), dtype=np.int8))
+        return _at_duals(data, keep, mu), x, new
 
 
 def _split(data: Any, x: NDArray[np.float64], eligible: NDArray[np.bool_]
@@ -113,23 +212,30 @@ def _split(data: Any, x: NDArray[np.float64], eligible: NDArray[np.bool_]
     return None if best is None else (best[1], best[2])
 
 
-def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 0.5
-                     ) -> dict[str, Any]:
+def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 0.5,
+                     warm: bool = True) -> dict[str, Any]:
     """Best-first branch-and-bound with interval-LP nodes (module docstring) for ``seconds``
     of wall time; returns ``root``, ``bound`` (the smallest open value, ``<= OPT``),
     ``status`` (``"optimal"``: the bound is a schedule's TEL, or every node closed at
     ``upper``; ``"no split"``: the smallest open node starts every eligible request
-    integrally; ``"time"``), ``nodes`` (LPs solved) and ``depth`` (the deepest solved node).
-    When the root LP is not solved in time, ``root`` and ``bound`` are ``-inf``.
+    integrally; ``"time"``), ``nodes`` (LPs solved), ``depth`` (the deepest solved node),
+    ``open`` (open nodes) and ``root_s`` (the wall seconds to the root LP's value). When the root
+    LP is not solved in time, ``root`` and ``bound`` are ``-inf``. Node LPs are solved by
+    :class:`WarmNodes` (``warm``) or cold by :func:`_node_lp` (section 10.26's runs).
+
+    Warm and cold nodes have the same values up to the LP's tolerances, but where a node's LP
+    has several optimal solutions the two may split differently (below: 23 and 31 nodes).
 
     Examples
     --------
     >>> from kvopt import Instance
     >>> inst = Instance(memory=10, arrival=[0] * 5, prompt=[0, 2, 3, 3, 1],
     ...                 output=[6, 3, 6, 5, 4])              # OPT 43 (brute force)
-    >>> r = branch_and_bound(inst, upper=43.0, seconds=60.0, frac=0.0)
-    >>> round(r["root"], 2), r["bound"], r["status"], r["nodes"]
-    (39.41, 43.0, 'optimal', 31)
+    >>> for warm in (True, False):
+    ...     r = branch_and_bound(inst, upper=43.0, seconds=60.0, frac=0.0, warm=warm)
+    ...     print(round(r["root"], 2), r["bound"], r["status"], r["nodes"])
+    39.41 43.0 optimal 23
+    39.41 43.0 optimal 31
     >>> r = branch_and_bound(inst, upper=43.0, seconds=60.0)     # only peaks > M / 2
     >>> round(r["bound"], 2), r["status"]
     (41.8, 'no split')
@@ -143,13 +249,23 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
     eligible = np.array([g.size == 1 and s[g[0]] + o[g[0]] > frac * M for g in data.groups])
     assert data.col_group is not None and data.col_start is not None
     cg, cs = data.col_group, data.col_start
+    nodes_lp = WarmNodes(data, dl) if warm else None
+
+    def node(keep: NDArray[np.bool_], basis: Basis | None
+             ) -> tuple[float, NDArray[np.float64] | None, Basis | None]:
+        if nodes_lp is not None:
+            return nodes_lp.solve(keep, basis)
+        return (*_node_lp(data, keep, dl), None)
+
     keep = np.ones(data.n_cols, dtype=bool)
-    root, x = _node_lp(data, keep, dl)
+    root, x, basis = node(keep, None)
+    root_s = dl.elapsed()
     tick = itertools.count()
-    heap: list[tuple[float, int, int, NDArray[np.bool_], Any]] = [(root, next(tick), 0, keep, x)]
+    heap: list[tuple[float, int, int, NDArray[np.bool_], Any, Basis | None]] = [
+        (root, next(tick), 0, keep, x, basis)]
     nodes, depth, status = 1, 0, "time"
     while heap:
-        value, _, d, keep, x = heap[0]
+        value, _, d, keep, x, basis = heap[0]
         if value > upper - 1 + 1e-6:
             heap = []
             break
@@ -165,19 +281,19 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
         col = cg == g
         for side in (cs <= m, cs > m):
             child: NDArray[np.bool_] = keep & ~(col & ~side)
-            cv, cx = _node_lp(data, child, dl)
+            cv, cx, cb = node(child, basis)
             if cx is None and cv == -np.inf:           # not solved in time: the parent's value
                 cv = value
             else:
                 nodes += 1
                 depth = max(depth, d + 1)
             if cv <= upper - 1 + 1e-6:
-                heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, cx))
+                heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, cx, cb))
     if not heap:                                       # every node closed at upper
         status = "optimal"
     bound = min(heap[0][0], upper) if heap else upper
     return {"root": root, "bound": bound, "status": status, "nodes": nodes, "depth": depth,
-            "open": len(heap)}
+            "open": len(heap), "root_s": root_s}
 
 
 #: Instance families of ``benchmarks/mip_dual_small.py`` that ``RECORDS.json`` may name
@@ -185,8 +301,13 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
 FAMILIES = ("paper-M", "paper-M2")
 
 
+def _per_node(r: dict[str, Any], wall: float) -> str:
+    """Mean wall seconds per node after the root, as printed (``-`` with no child solved)."""
+    return "-" if r["nodes"] < 2 else f"{(wall - r['root_s']) / (r['nodes'] - 1):.2f}"
+
+
 def past_frontier(jobs: list[tuple[str, Any]], default_seconds: float, seconds: float,
-                  frac: float) -> None:
+                  frac: float, warm: bool = True) -> None:
     """Print a row per ``(name, instance)`` of ``jobs``: the default's schedule, bound and
     certified gap at ``default_seconds``, and the search's bound and gap after ``seconds``
     more with that schedule's TEL as ``upper`` (module docstring)."""
@@ -196,8 +317,8 @@ def past_frontier(jobs: list[tuple[str, Any]], default_seconds: float, seconds: 
     from mip_default import run_cli, summary
 
     print("| instance | n | M | default: schedule | bound | gap | root LP | search's bound | "
-          "gap | nodes | depth | wall s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "gap | nodes | depth | s per node | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, inst in jobs:
         with tempfile.TemporaryDirectory() as tmp:
             path = str(Path(tmp) / "x.json")
@@ -209,20 +330,20 @@ def past_frontier(jobs: list[tuple[str, Any]], default_seconds: float, seconds: 
             raise RuntimeError(f"{name}: kvopt solve gave no schedule or bound: {rec['doc']}")
         ub, lb = float(d["schedule"]), float(d["bound"])
         t0 = time.perf_counter()
-        r = branch_and_bound(inst, ub, seconds, frac)
+        r = branch_and_bound(inst, ub, seconds, frac, warm)
         wall = time.perf_counter() - t0
         if not np.isfinite(r["root"]):
             print(f"| {name} | {inst.n} | {inst.memory} | {ub:.0f} | {lb:.0f} | "
                   f"{100 * d['gap']:.2f} % | - | root LP not solved in {seconds:g} s "
-                  f"| - | 0 | 0 | {wall:.1f} |", flush=True)
+                  f"| - | 0 | 0 | - | {wall:.1f} |", flush=True)
             continue
         if r["bound"] > ub + 1e-6:
             raise RuntimeError(f"{name}: bound {r['bound']} above the schedule's {ub}")
         bb = math.ceil(r["bound"] - 1e-6)
         print(f"| {name} | {inst.n} | {inst.memory} | {ub:.0f} | {lb:.0f} | "
               f"{100 * d['gap']:.2f} % | {r['root']:.2f} | {bb} | "
-              f"{100 * (ub - bb) / ub:.2f} % | {r['nodes']} | {r['depth']} | {wall:.1f} |",
-              flush=True)
+              f"{100 * (ub - bb) / ub:.2f} % | {r['nodes']} | {r['depth']} | "
+              f"{_per_node(r, wall)} | {wall:.1f} |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--default-seconds", type=float_in(0, lo_open=True), default=60.0,
                    help=f"with RECORDS.json one of {', '.join(FAMILIES)}: the default's "
                         "--time-limit (default 60)")
+    p.add_argument("--cold", action="store_true",
+                   help="solve every node's LP from scratch by interior point, as the runs "
+                        "of section 10.26 did (default: dual simplex from the parent's basis)")
     args = p.parse_args(argv)
     if args.records in FAMILIES:
         from mip_dual_small import make
@@ -256,28 +380,29 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             p.error(f"--n/--seeds: {exc}")
         print(f"# benchmarks/mip_branch.py {' '.join(sys.argv[1:] if argv is None else argv)}")
-        past_frontier(fam, args.default_seconds, args.seconds, args.frac)
+        past_frontier(fam, args.default_seconds, args.seconds, args.frac, not args.cold)
         return 0
     paper, jobs = frontier_or_paper_jobs(p, args.records, args.only, args.n, args.seeds,
                                          "frontier n = {n} seed {seed}")
     print(f"# benchmarks/mip_branch.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     ref = "certificate" if paper else "OPT"
     print(f"| instance | n | {ref} | root LP | bound | closed | status | nodes | depth | "
-          f"wall s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"s per node | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, inst, o in jobs:
         t0 = time.perf_counter()
-        r = branch_and_bound(inst, float(o), args.seconds, args.frac)
+        r = branch_and_bound(inst, float(o), args.seconds, args.frac, not args.cold)
+        wall = time.perf_counter() - t0
         if not np.isfinite(r["root"]):
             print(f"| {name} | {inst.n} | {o:.0f} | - | - | - | root LP not solved in "
-                  f"{args.seconds:g} s | 0 | 0 | {time.perf_counter() - t0:.1f} |", flush=True)
+                  f"{args.seconds:g} s | 0 | 0 | - | {wall:.1f} |", flush=True)
             continue
         if r["bound"] > o + 1e-6:
             raise RuntimeError(f"{name}: bound {r['bound']} above the reference {o}")
         closed = (r["bound"] - r["root"]) / (o - r["root"]) if o > r["root"] else 1.0
         print(f"| {name} | {inst.n} | {o:.0f} | {r['root']:.2f} | {r['bound']:.2f} | "
               f"{100 * closed:.1f} % | {r['status']} | {r['nodes']} | {r['depth']} | "
-              f"{time.perf_counter() - t0:.1f} |", flush=True)
+              f"{_per_node(r, wall)} | {wall:.1f} |", flush=True)
     return 0
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,6 @@ class HighsBackend:
         import highspy
 
         dl = as_deadline(time_limit, deadline)
-        inf = highspy.kHighsInf
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(verbose))
         h.setOptionValue("threads", int(max(threads, 1)))
@@ -54,26 +54,7 @@ class HighsBackend:
                 raise ValueError(f"HiGHS rejected option {name}={value!r}")
         if data.objective_is_integer:
             h.setOptionValue("mip_abs_gap", 1.0 - 1e-6)
-        lp = highspy.HighsLp()
-        lp.num_col_ = data.n_cols
-        lp.num_row_ = data.n_rows
-        lp.col_cost_ = data.c.astype(np.float64)
-        lp.offset_ = float(data.obj_offset)
-        lp.col_lower_ = data.col_lower
-        lp.col_upper_ = data.col_upper
-        lp.row_lower_ = np.where(np.isinf(data.row_lower), -inf, data.row_lower)
-        lp.row_upper_ = np.where(np.isinf(data.row_upper), inf, data.row_upper)
-        csc = data.A.tocsc()
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = csc.indices.astype(np.int32)
-        lp.a_matrix_.value_ = csc.data.astype(np.float64)
-        lp.a_matrix_.num_col_ = data.n_cols
-        lp.a_matrix_.num_row_ = data.n_rows
-        if not relax:
-            lp.integrality_ = [highspy.HighsVarType.kInteger if v else
-                               highspy.HighsVarType.kContinuous for v in data.integrality]
-        h.passModel(lp)
+        h.passModel(highs_lp(data, relax=relax))
         if data.x0 is not None and not relax:
             sol = highspy.HighsSolution()
             sol.col_value = list(map(float, data.x0))
@@ -107,3 +88,39 @@ class HighsBackend:
         if relax and status == "optimal" and info.dual_solution_status == 2:
             extra["row_dual"] = np.array(h.getSolution().row_dual, dtype=np.float64)
         return BackendResult(status, x, obj, bound, runtime, h.modelStatusToString(ms), extra)
+
+
+def highs_lp(data: MILPData, *, relax: bool = False) -> Any:
+    """``data`` as a column-wise ``highspy.HighsLp`` (integrality dropped when ``relax``), for
+    :meth:`HighsBackend.solve` and for callers that keep one ``highspy.Highs`` across
+    solves (``passModel``).
+
+    Examples
+    --------
+    >>> lp = highs_lp(MILPData.example(), relax=True)
+    >>> lp.num_col_, lp.num_row_, lp.col_cost_.tolist(), len(lp.integrality_)
+    (2, 1, [1.0, 1.0], 0)
+    """
+    import highspy
+
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = data.n_cols
+    lp.num_row_ = data.n_rows
+    lp.col_cost_ = data.c.astype(np.float64)
+    lp.offset_ = float(data.obj_offset)
+    lp.col_lower_ = data.col_lower
+    lp.col_upper_ = data.col_upper
+    lp.row_lower_ = np.where(np.isinf(data.row_lower), -inf, data.row_lower)
+    lp.row_upper_ = np.where(np.isinf(data.row_upper), inf, data.row_upper)
+    csc = data.A.tocsc()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+    lp.a_matrix_.value_ = csc.data.astype(np.float64)
+    lp.a_matrix_.num_col_ = data.n_cols
+    lp.a_matrix_.num_row_ = data.n_rows
+    if not relax:
+        lp.integrality_ = [highspy.HighsVarType.kInteger if v else
+                           highspy.HighsVarType.kContinuous for v in data.integrality]
+    return lp
