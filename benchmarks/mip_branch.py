@@ -12,30 +12,41 @@ it closes.
 :func:`kvopt.mip.bounds.intervals.interval_bound` (``tight+cores`` plus the level-1
 lag-interval rows; start windows from the reference schedule's TEL, which keep every optimal
 schedule). A node is a set of start columns; its value is the LP over those columns, solved
-by :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals` (row-differenced, interior point with
-crossover, no warm start), reported as :func:`kvopt.mip.bounds.lagrangian.lagrangian_value`
-at its duals over the node's columns (valid for any multipliers, lowered by ``1e-9``
-relative). Best-first: the open node of smallest value is split on the **singleton** group
-(one request; identical requests share a group and a dichotomy of their columns would not
-cover every schedule) of peak ``s + o > frac * M`` whose LP start has the largest standard
-deviation, at its weighted median ``m``: starts ``<= m`` in one child, ``> m`` in the other.
-Every schedule of the node starts that request in exactly one child, so **the smallest value
-over the open nodes is a lower bound on OPT** at every moment (a child not solved in time
-keeps its parent's value). A node whose LP starts every eligible request integrally is not
-split: it stays open with its value (with ``frac = 0`` and no identical requests its LP
-solution is then a schedule, so when it is the smallest open node the search has proven
-OPT). Nodes of value ``> UB - 1`` are closed (objective values are integers).
+in the row-differenced form of :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`: by
+:class:`WarmNodes`, one HiGHS instance whose root is solved by interior point with crossover
+and each child by dual simplex from its parent's basis (section 10.28), or with ``--cold`` by
+``solve_lp_duals`` itself, from scratch per node (section 10.26's runs). The value is
+:func:`kvopt.mip.bounds.lagrangian.lagrangian_value` at the LP's duals over the node's
+columns (valid for any multipliers, lowered by ``1e-9`` relative). Best-first: the open
+node of smallest value is split on the **singleton** group (one request; identical requests
+share a group and a dichotomy of their columns would not cover every schedule) of peak
+``s + o > frac * M`` whose LP start has the largest standard deviation, at its weighted
+median ``m``: starts ``<= m`` in one child, ``> m`` in the other. Every schedule of the node
+starts that request in exactly one child, so **the smallest value over the open nodes is a
+lower bound on OPT** at every moment (a child not solved in time keeps its parent's value, as
+does a cold child whose LP is infeasible: interior point on the differenced form reports an
+error there, not infeasibility; a warm child found infeasible is closed). A node whose LP
+starts every eligible request integrally is not split: it stays open with its value (with
+``frac = 0`` and no identical requests its LP solution is then a schedule, so when it is the
+smallest open node the search has proven OPT). Nodes of value ``> UB - 1`` are closed
+(objective values are integers).
 
 Prints per instance the reference (the committed certificate at paper scale, or the proven
 OPT on the frontier records), the root LP, the bound when stopped, the share of the root's
-gap to the reference it closed, the nodes solved, the deepest node and the wall seconds.
+gap to the reference it closed, the nodes solved, the deepest node, the mean seconds per node
+after the root and the wall seconds.
 
-Runs of ``reports/mip/README.md`` section 10.26::
+Runs of ``reports/mip/README.md`` section 10.26 (cold nodes; they were made before the
+seconds-per-node column, which ``--cold`` now adds)::
 
     PYTHONPATH=. python benchmarks/mip_branch.py reports/mip/frontier_cpu_v2.json \\
-        --n 14 16 --seconds 60 > reports/mip/branch_frontier.txt
+        --n 14 16 --seconds 60 --cold > reports/mip/branch_frontier.txt
     PYTHONPATH=. python benchmarks/mip_branch.py reports/mip/paper_scale \\
-        --only model1-seed1 model2-seed2 --seconds 180 > reports/mip/branch_paper.txt
+        --only model1-seed1 model2-seed2 --seconds 180 --cold > reports/mip/branch_paper.txt
+
+and of section 10.28 (warm nodes), the same without ``--cold``, into
+``reports/mip/branch_frontier_warm.txt`` and ``branch_paper_warm.txt``, and with ``--frac 0``
+(split every request) into ``branch_frontier_warm_frac0.txt``.
 
 **Past the frontier rule** (``RECORDS.json`` a family of ``benchmarks/mip_dual_small.py``,
 ``paper-M`` or ``paper-M2``, sizes ``--n``, seeds ``--seeds``, default 0): would the default's
@@ -46,8 +57,11 @@ TEL as ``upper``, and its bound (rounded up: TEL is an integer) gives the certif
 default would print with it::
 
     PYTHONPATH=. python benchmarks/mip_branch.py paper-M --n 22 26 30 --seeds 0 1 \\
-        --default-seconds 60 --seconds 60 > reports/mip/branch_past_frontier_M.txt
+        --default-seconds 60 --seconds 60 --cold > reports/mip/branch_past_frontier_M.txt
     # the same with paper-M2 > reports/mip/branch_past_frontier_M2.txt
+
+(section 10.26's runs, cold; section 10.28's, warm, without ``--cold`` into
+``branch_past_frontier_M_warm.txt`` and ``branch_past_frontier_M2_warm.txt``).
 """
 
 from __future__ import annotations
@@ -133,6 +147,11 @@ class WarmNodes:
     (39.41, True, True)
     """
 
+    #: A warm node's simplex gets at most ``CAP`` times the root LP's seconds, and at least
+    #: ``CAP_FLOOR`` seconds, before the node is solved from scratch instead.
+    CAP = 2.0
+    CAP_FLOOR = 0.5
+
     def __init__(self, data: Any, deadline: Any) -> None:
         import highspy
 
@@ -148,6 +167,7 @@ class WarmNodes:
         self.h.setOptionValue("threads", 1)
         self.h.passModel(highs_lp(self.dif.lp, relax=True))
         self.cols = np.arange(data.n_cols, dtype=np.int32)
+        self.root_s: float | None = None
         self.statuses = [highspy.HighsBasisStatus(i) for i in range(5)]
 
     def solve(self, keep: NDArray[np.bool_], basis: Basis | None
@@ -155,10 +175,17 @@ class WarmNodes:
         """``(value, x, basis)`` of the node ``keep`` from its parent's ``basis`` (``None``:
         the root, by interior point): ``value`` as :func:`_node_lp`'s (``+inf``: infeasible;
         ``-inf`` with ``x = None``: not solved in time), ``x`` the LP's solution over all of
-        ``data``'s columns, ``basis`` the node's optimal basis for its children."""
+        ``data``'s columns, ``basis`` the node's optimal basis for its children. Where dual
+        simplex stops short of an optimum (HiGHS' ``Unknown`` status, seen on about one node
+        in a thousand) or stalls (past :attr:`CAP` times the root's seconds, at least
+        :attr:`CAP_FLOOR`: one node of ``paper-M`` n = 22 seed 1 took 24.5 s for 1168
+        iterations where its siblings took 0.15 s), the node is solved again from scratch by
+        interior point."""
         import highspy
 
         h, data = self.h, self.data
+        if self.deadline.expired():
+            return -np.inf, None, None
         upper = np.where(keep, data.col_upper, 0.0)
         h.changeColsBounds(self.cols.size, self.cols, data.col_lower.astype(np.float64), upper)
         h.setOptionValue("solver", "ipx" if basis is None else "simplex")
@@ -169,14 +196,23 @@ class WarmNodes:
             b.valid = True
             h.setBasis(b)
         left = self.deadline.remaining(floor=1e-3)
+        left = np.inf if left is None else left
+        if basis is not None and self.root_s is not None:
+            left = min(left, max(self.CAP * self.root_s, self.CAP_FLOOR))
         # HiGHS compares its time limit with the run time summed over the instance's runs
-        h.setOptionValue("time_limit", h.getRunTime() + left if left is not None else np.inf)
+        h.setOptionValue("time_limit", h.getRunTime() + left)
+        t0 = time.perf_counter()
         h.run()
+        if self.root_s is None:
+            self.root_s = time.perf_counter() - t0
         S = highspy.HighsModelStatus
         ms = h.getModelStatus()
         if ms in (S.kInfeasible, S.kUnboundedOrInfeasible):
             return np.inf, None, None
         if ms != S.kOptimal or h.getInfo().dual_solution_status != 2:
+            if basis is not None and not self.deadline.expired():
+                h.clearSolver()             # simplex gave up or stalled: from scratch, as cold
+                return self.solve(keep, None)
             return -np.inf, None, None
         sol = h.getSolution()
         x = np.asarray(sol.col_value, dtype=np.float64)[: data.n_cols]
@@ -218,9 +254,11 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
     of wall time; returns ``root``, ``bound`` (the smallest open value, ``<= OPT``),
     ``status`` (``"optimal"``: the bound is a schedule's TEL, or every node closed at
     ``upper``; ``"no split"``: the smallest open node starts every eligible request
-    integrally; ``"time"``), ``nodes`` (LPs solved), ``depth`` (the deepest solved node),
-    ``open`` (open nodes) and ``root_s`` (the wall seconds to the root LP's value). When the root
-    LP is not solved in time, ``root`` and ``bound`` are ``-inf``. Node LPs are solved by
+    integrally; ``"node LP failed"``: the smallest open node's LP was not solved with time
+    left, so it can be neither split nor closed; ``"time"``), ``nodes`` (LPs solved),
+    ``depth`` (the deepest solved node), ``open`` (open nodes) and ``root_s`` (the wall
+    seconds to the root LP's value). When the root LP is not solved in time, ``root`` and
+    ``bound`` are ``-inf``. Node LPs are solved by
     :class:`WarmNodes` (``warm``) or cold by :func:`_node_lp` (section 10.26's runs).
 
     Warm and cold nodes have the same values up to the LP's tolerances, but where a node's LP
@@ -270,6 +308,8 @@ def branch_and_bound(instance: Any, upper: float, seconds: float, frac: float = 
             heap = []
             break
         if x is None or dl.expired():
+            if x is None and not dl.expired():
+                status = "node LP failed"               # its value is its parent's
             break
         split = _split(data, x, eligible)
         if split is None:

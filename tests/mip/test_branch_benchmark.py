@@ -1,13 +1,15 @@
-"""``benchmarks/mip_branch.py`` (reports/mip/README.md section 10.26): the branch-and-bound's
-bound lies between the root interval LP and the brute-force optimum on tiny instances, with
-arrivals or without; split on every request with no identical ones it proves OPT; split only on
-the big requests it stops with a valid bound below OPT somewhere; bad input is refused with
-one error, exit 2."""
+"""``benchmarks/mip_branch.py`` (reports/mip/README.md sections 10.26, 10.28): the
+branch-and-bound's bound lies between the root interval LP and the brute-force optimum on tiny
+instances, with arrivals or without, its node LPs warm-started or cold; split on every request
+with no identical ones it proves OPT; split only on the big requests it stops with a valid
+bound below OPT somewhere; a warm-started node has the cold node's value; bad input is refused
+with one error, exit 2."""
 
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
 from tests.mip.test_beam_benchmark import INSTANCES, _opt
@@ -17,14 +19,15 @@ BB = load_benchmark("mip_branch")
 
 
 @functools.cache
-def _run(k: int, frac: float) -> dict:
-    return BB.branch_and_bound(INSTANCES[k], _opt(k), 120.0, frac)
+def _run(k: int, frac: float, warm: bool = True) -> dict:
+    return BB.branch_and_bound(INSTANCES[k], _opt(k), 120.0, frac, warm)
 
 
 @pytest.mark.parametrize("k", range(len(INSTANCES)))
 @pytest.mark.parametrize("frac", [0.0, 0.5])
-def test_bound_between_root_and_opt(k, frac):
-    r = _run(k, frac)
+@pytest.mark.parametrize("warm", [True, False])
+def test_bound_between_root_and_opt(k, frac, warm):
+    r = _run(k, frac, warm)
     assert r["root"] - 1e-6 <= r["bound"] <= _opt(k) + 1e-9
     assert r["status"] in ("optimal", "no split")          # 120 s is never reached here
     if r["status"] == "optimal":
@@ -46,8 +49,9 @@ def test_most_instances_have_no_identical_requests():
 
 
 @pytest.mark.parametrize("k", DISTINCT)
-def test_splitting_every_request_proves_opt_without_identical_requests(k):
-    r = _run(k, 0.0)
+@pytest.mark.parametrize("warm", [True, False])
+def test_splitting_every_request_proves_opt_without_identical_requests(k, warm):
+    r = _run(k, 0.0, warm)
     assert r["status"] == "optimal"
     assert r["bound"] == pytest.approx(_opt(k), abs=1e-6)
 
@@ -59,6 +63,79 @@ def test_the_search_is_not_vacuous():
     gaps = [(k, _run(k, 0.0), _run(k, 0.5)) for k in range(len(INSTANCES))]
     assert any(a["root"] < _opt(k) - 1 and a["bound"] > a["root"] + 1 for k, a, _ in gaps)
     assert any(b["status"] == "no split" and b["bound"] < _opt(k) - 1 for k, _, b in gaps)
+
+
+@pytest.mark.parametrize("k", range(len(INSTANCES)))
+def test_a_warm_node_has_the_cold_nodes_value(k):
+    """Down a dive that fixes one request's start per level (each child from its parent's
+    basis), every warm-started node LP has the value of the same node solved from scratch; a
+    node it finds infeasible (+inf) is infeasible for HiGHS' simplex on the plain model too
+    (interior point on the differenced form, the cold nodes' solver, says "error" there)."""
+    from kvopt.core.limits import Deadline
+    from kvopt.mip.bounds.columns import restrict_columns
+    from kvopt.mip.bounds.intervals import interval_model
+    from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+
+    data = interval_model(INSTANCES[k], upper=_opt(k))
+    w = BB.WarmNodes(data, Deadline(60.0))
+    keep = np.ones(data.n_cols, dtype=bool)
+    value, x, basis = w.solve(keep, None)
+    assert value == pytest.approx(BB._node_lp(data, keep, None)[0], abs=1e-6)
+    rng = np.random.default_rng(k)
+    for g in rng.permutation(len(data.groups)):
+        starts = np.unique(data.col_start[data.col_group == g])
+        keep = keep & ~((data.col_group == g) & (data.col_start != rng.choice(starts)))
+        value, x, child = w.solve(keep, basis)
+        if x is None:
+            assert value == np.inf
+            plain = solve_lp_duals(restrict_columns(data, keep), form="dense", method="simplex")
+            assert plain.status == "infeasible"
+            break
+        assert value == pytest.approx(BB._node_lp(data, keep, None)[0], abs=1e-6)
+        basis = child
+
+
+def test_a_stalled_warm_node_is_solved_from_scratch():
+    """With no time for the warm simplex (cap 0), each child of the root is solved again from
+    scratch (a second, basis-less call), with the cold value."""
+    from kvopt.core.limits import Deadline
+    from kvopt.mip.bounds.intervals import interval_model
+
+    data = interval_model(INSTANCES[0], upper=_opt(0))
+    w = BB.WarmNodes(data, Deadline(60.0))
+    root = np.ones(data.n_cols, dtype=bool)
+    _, x, basis = w.solve(root, None)
+    w.CAP = w.CAP_FLOOR = 0.0
+    calls = []
+    solve = w.solve
+
+    def spy(keep, parent):
+        calls.append(parent is None)
+        return solve(keep, parent)
+
+    w.solve = spy
+    g, m = BB._split(data, x, np.ones(len(data.groups), dtype=bool))
+    col = data.col_group == g
+    for side in (data.col_start <= m, data.col_start > m):
+        calls.clear()
+        keep = root & ~(col & ~side)
+        value, child_x, child = w.solve(keep, basis)
+        assert calls == [False, True]                    # warm, stopped, then from scratch
+        assert child_x is not None and child is not None
+        assert value == pytest.approx(BB._node_lp(data, keep, None)[0], abs=1e-6)
+
+
+def test_a_warm_node_past_the_deadline_is_not_solved():
+    from kvopt.core.limits import Deadline
+    from kvopt.mip.bounds.intervals import interval_model
+
+    data = interval_model(INSTANCES[0], upper=_opt(0))
+    dl = Deadline(60.0)
+    w = BB.WarmNodes(data, dl)
+    keep = np.ones(data.n_cols, dtype=bool)
+    _, _, basis = w.solve(keep, None)
+    w.deadline = Deadline(0.0)
+    assert w.solve(keep, basis)[:2] == (-np.inf, None)
 
 
 @pytest.mark.parametrize("argv, field", [
