@@ -176,11 +176,11 @@ class WarmNodes:
         the root, by interior point): ``value`` as :func:`_node_lp`'s (``+inf``: infeasible;
         ``-inf`` with ``x = None``: not solved in time), ``x`` the LP's solution over all of
         ``data``'s columns, ``basis`` the node's optimal basis for its children. Where dual
-        simplex stops short of an optimum (HiGHS' ``Unknown`` status, seen on about one node
-        in a thousand) or stalls (past :attr:`CAP` times the root's seconds, at least
-        :attr:`CAP_FLOOR`: one node of ``paper-M`` n = 22 seed 1 took 24.5 s for 1168
-        iterations where its siblings took 0.15 s), the node is solved again from scratch by
-        interior point."""
+        simplex stops short of an optimum (HiGHS' ``Unknown`` status, seen once in the first
+        1190 nodes of frontier n = 14 seed 0 with ``frac = 0``) or stalls (past :attr:`CAP`
+        times the root's seconds, at least :attr:`CAP_FLOOR`: one node of ``paper-M``
+        n = 22 seed 1 took 24.5 s for 1168 iterations where its siblings took 0.15 s), the node
+        is solved again from scratch by interior point."""
         import highspy
 
         h, data = self.h, self.data
