@@ -207,7 +207,7 @@ class WarmNodes:
             self.root_s = time.perf_counter() - t0
         S = highspy.HighsModelStatus
         ms = h.getModelStatus()
-        if ms in (S.kInfeasible, S.kUnboundedOrInfeasible):
+        if ms in (S.kInfeasible, S.kUnboundedOrInfeasible):   # c >= 0, y >= 0: not unbounded
             return np.inf, None, None
         if ms != S.kOptimal or h.getInfo().dual_solution_status != 2:
             if basis is not None and not self.deadline.expired():
