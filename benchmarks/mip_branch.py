@@ -81,14 +81,13 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _at_duals(data: Any, keep: NDArray[np.bool_], row_dual: NDArray[np.float64]) -> float:
-    """The Lagrangian value over the columns ``keep`` of ``data`` at an LP's ``row_dual``
-    (HiGHS' sign convention, the original rows), lowered by ``1e-9`` relative: a lower bound
-    on every schedule of the node whatever the LP's accuracy."""
-    from kvopt.mip.bounds.columns import restrict_columns
+def _at_duals(sub: Any, row_dual: NDArray[np.float64]) -> float:
+    """The Lagrangian value of a node's model ``sub`` (the search's model restricted to the
+    node's columns) at an LP's ``row_dual`` (HiGHS' sign convention, the original rows),
+    lowered by ``1e-9`` relative: a lower bound on every schedule of the node whatever the
+    LP's accuracy."""
     from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
 
-    sub = restrict_columns(data, keep)
     rows = relaxed_rows(sub)
     value = float(lagrangian_value(sub, np.maximum(-row_dual[rows], 0.0), rows)[0])
     return value - 1e-9 * max(1.0, abs(value))
@@ -103,14 +102,15 @@ def _node_lp(data: Any, keep: NDArray[np.bool_], deadline: Any
     from kvopt.mip.bounds.columns import restrict_columns
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
-    res = solve_lp_duals(restrict_columns(data, keep), deadline=deadline)
+    sub = restrict_columns(data, keep)
+    res = solve_lp_duals(sub, deadline=deadline)
     if res.status == "infeasible":
         return np.inf, None
     if res.row_dual is None or res.x is None:
         return -np.inf, None
     x = np.zeros(data.n_cols)
     x[keep] = res.x
-    return _at_duals(data, keep, res.row_dual), x
+    return _at_duals(sub, res.row_dual), x
 
 
 #: A simplex basis stored with an open node: the column and row statuses as small integers.
@@ -183,6 +183,8 @@ class WarmNodes:
         is solved again from scratch by interior point."""
         import highspy
 
+        from kvopt.mip.bounds.columns import restrict_columns
+
         h, data = self.h, self.data
         if self.deadline.expired():
             return -np.inf, None, None
@@ -220,7 +222,7 @@ class WarmNodes:
         got = h.getBasis()
         new: Basis = (np.fromiter(map(int, got.col_status), dtype=np.int8),
                       np.fromiter(map(int, got.row_status), dtype=np.int8))
-        return _at_duals(data, keep, mu), x, new
+        return _at_duals(restrict_columns(data, keep), mu), x, new
 
 
 def _split(data: Any, x: NDArray[np.float64], eligible: NDArray[np.bool_]
