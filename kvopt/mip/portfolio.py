@@ -36,10 +36,14 @@
      the best starting schedule, reading the child's bound as soon as it arrives and stopping
      once its schedule meets it (the gap is closed: optimal);
    - once the bound's child has finished (both LPs take a median 5.8 s, 1.1-38 s, alone,
-     on the 20 + 20 paper-scale instances; more beside the search), a second search with
-     another seed and more LNS in a child process on the core it freed (:class:`_SecondSearch`,
-     ``model["phases"][-1]["second_search"]``), stopped when the gap closes; its schedule
-     is kept if better.
+     on the 20 + 20 paper-scale instances; more beside the search), on the core it freed:
+     for ``n <=`` :data:`BRANCH_MAX_N`, the branch-and-bound of
+     :mod:`kvopt.mip.bounds.branch` (interval-LP nodes, each warm-started from its parent's
+     basis; :class:`_Branch`, ``bounds["branch"]``, ``model["phases"][-1]["branch"]``),
+     whose bound the search reads when it arrives; otherwise, or once the branch-and-bound
+     has ended before the limit, a second search with another seed and more LNS in a child
+     process (:class:`_SecondSearch`, ``model["phases"][-1]["second_search"]``). Both are
+     stopped when the gap closes; the second search's schedule is kept if better.
 
 The result says which schedule and which bound won (``model["schedule_source"]``,
 ``model["bound_source"]``), every bound considered (``bounds``) and how the time was split
@@ -60,6 +64,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,6 +117,18 @@ RESERVE_CHECKS = 3
 SECOND_SEARCH_MIN_S = 10.0
 #: List-search share of the second search (the first one's is 0.9): more LNS, another walk.
 SECOND_LIST_SHARE = 0.5
+#: The portfolio's branch-and-bound (:func:`kvopt.mip.bounds.branch.branch_bound`, class
+#: :class:`_Branch`) takes the bound child's core once the interval LP has arrived, in place
+#: of the second search, for instances of at most this many requests. Past the frontier rule
+#: (n = 22-30, ``paper-M`` / ``paper-M2``) 60 s of it after the default's 60 s lowered the
+#: certified gap by a median 3.1 % of it (0.12-0.51 points), where the second search's effect
+#: at paper scale could not be told from the run-to-run spread of a time-budgeted search;
+#: at paper scale (n ~ 50) it adds 0.2-0.3 % of the LP's distance to the best schedule in
+#: 180 s (``reports/mip/README.md`` sections 10.6, 10.28, 10.29).
+BRANCH_MAX_N = 30
+#: The branch-and-bound splits requests of peak ``s + o >`` this share of ``M`` (the runs of
+#: section 10.28).
+BRANCH_FRAC = 0.5
 #: Share of the limit the incumbents (MC-SF in two orders, MC-Benchmark, rule decodes) may take;
 #: those not finished by then are left out (:func:`kvopt.mip.search.starts.starting_points`).
 INCUMBENT_SHARE = 0.5
@@ -456,6 +473,94 @@ class _SecondSearch:
         return best
 
 
+class _Branch:
+    """The branch-and-bound of :mod:`kvopt.mip.bounds.branch` in a child process on the core
+    the bound's child leaves idle, for instances of ``n <=`` :data:`BRANCH_MAX_N` whose
+    interval LP fits (``"intervals"`` is the bound's child): splits on requests of peak
+    ``>`` :data:`BRANCH_FRAC` ``* M``, start windows from ``upper`` (the schedule the bound's
+    child started from), until the search's deadline. Started at most once, by
+    :meth:`start`, only with :data:`SECOND_SEARCH_MIN_S` left; capped at the RAM budget. Its
+    bound joins the record as ``bounds["branch"]`` (valid whatever the LP solver's accuracy:
+    the module's docstring), what it did as ``model["phases"][-1]["branch"]``."""
+
+    def __init__(self, instance: Instance, upper: float, deadline: Deadline,
+                 ram_bytes: int, wanted: bool, progress: bool = False) -> None:
+        self.instance, self.upper, self.deadline = instance, upper, deadline
+        self.ram_bytes, self.wanted, self.progress = ram_bytes, wanted, progress
+        self.job: IsolatedJob | None = None
+        self.started_s: float | None = None
+        self.value: float | None = None
+        self.doc: dict[str, Any] | None = None
+
+    def start(self) -> None:
+        """Start the search if it is wanted, has not started and enough time is left."""
+        left = self.deadline.remaining()
+        if (not self.wanted or self.started_s is not None
+                or (left is not None and left < SECOND_SEARCH_MIN_S)):
+            return
+        self.started_s = round(self.deadline.elapsed(), 3)
+        inst, upper, dl = self.instance, self.upper, self.deadline
+        note("kvopt solve: the interval LP has arrived; branch-and-bound on its core"
+             + ("" if left is None else f" ({left:.0f} s left)"), enabled=self.progress)
+
+        def job() -> dict[str, Any]:
+            from kvopt.mip.bounds.branch import branch_bound
+
+            t = time.monotonic()
+            r = branch_bound(inst, upper=upper, deadline=dl, frac=BRANCH_FRAC)
+            return {"value": r.bound, "solver_status": r.status, "root": r.root,
+                    "nodes": r.nodes, "depth": r.depth, "open": r.open,
+                    "seconds": round(time.monotonic() - t, 3)}
+
+        self.job = start_isolated(job, memory_cap=self.ram_bytes)
+
+    def ended(self) -> bool:
+        """The search has not started, or has started and ended (its core is free)."""
+        self.poll()
+        return self.job is None
+
+    def poll(self) -> float | None:
+        """Its bound if it has arrived (never waits)."""
+        if self.job is not None:
+            out = self.job.poll()
+            if out is not None:
+                self._collect(out)
+        return self.value
+
+    def _collect(self, out: Any) -> None:
+        self.job = None
+        if out.ok:
+            self.doc = dict(out.value)
+            if math.isfinite(self.doc["value"]):
+                self.value = float(self.doc["value"])
+        else:
+            self.doc = {"status": _no_result(out)}
+
+    def finish(self, early: bool, rec: _Record) -> None:
+        """Collect the search (killed now if the call ended ``early``); record its bound."""
+        doc: dict[str, Any] = {"started_s": self.started_s, "frac": BRANCH_FRAC}
+        if not self.wanted:
+            return
+        if self.job is not None:
+            self._collect(self.job.kill() if early
+                          else self.job.wait(deadline=rec.deadline, grace=0.0))
+        if self.started_s is None:
+            rec.phases[-1]["branch"] = {**doc, "status": "not started"}
+            return
+        got = self.doc or {}
+        if self.value is not None:
+            rec.bounds["branch"] = {**got, "status": "computed",
+                                    "method": "branch-and-bound, interval-LP nodes"}
+            doc.update(status="done", **{k: got[k] for k in ("solver_status", "nodes",
+                                                               "depth", "seconds")})
+        else:
+            why = (got.get("status") or ("stopped" if early else
+                                         f"no root LP ({got.get('solver_status')})"))
+            rec.bounds["branch"] = {"value": None, "status": "skipped", "reason": why}
+            doc["status"] = why
+        rec.phases[-1]["branch"] = doc
+
+
 def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_bytes: int,
                seed: int) -> SolveResult:
     """Phase 3: the bound in a child process while the improvement search runs here."""
@@ -474,12 +579,19 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
                          f"{SEARCH_RAM_SHARE:g} of the RAM budget; LNS only")
     points = _search_points(best)
     second = _SecondSearch(instance, points, seed + 1, search_dl, ram_bytes, lists)
+    branch = _Branch(instance, float(best["objective"]), search_dl, ram_bytes,
+                     wanted=instance.n <= BRANCH_MAX_N and bound.name == "intervals",
+                     progress=rec.progress)
 
     def poll() -> float | None:
         value = bound.poll()
         if bound.job is None:          # the bound's child is done: its core is free
-            second.start()
-        return value
+            if bound.value is not None:
+                branch.start()
+            if branch.ended():         # not wanted, or ended before the limit
+                second.start()
+        more = branch.poll()
+        return value if more is None or value is None else max(value, more)
 
     early = False
     if (search_dl.remaining() or 1.0) > 0.05:
@@ -493,6 +605,7 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
                                     "start_source": imp.model["start_source"]}
         early = imp.status == "optimal" or bound.decided()
     best = second.finish(best, early, rec)
+    branch.finish(early, rec)
     bound.finish()
     if bound.found is not None:
         best = _better(best, bound.found["starts"], bound.found["objective"], "state search")

@@ -125,9 +125,11 @@ def test_portfolio_records_the_winners_and_the_time_split():
 
 
 def test_second_search_runs_on_the_core_the_bound_frees(monkeypatch):
-    """Once the bound's child has finished, a second improvement search (seed + 1) runs in a
-    child process; its schedule is validated with the rest and kept only if better."""
+    """Above BRANCH_MAX_N, once the bound's child has finished, a second improvement search
+    (seed + 1) runs in a child process; its schedule is validated with the rest and kept
+    only if better."""
     monkeypatch.setattr(portfolio, "SECOND_SEARCH_MIN_S", 1.0)
+    monkeypatch.setattr(portfolio, "BRANCH_MAX_N", 15)
     # n = 16 (portfolio path by the frontier rule): its interval LP arrives in ~1.3 s of the
     # 8 s. (On model1(3, n=20) it took ~5 s, and on a slower host the second search once had
     # less than SECOND_SEARCH_MIN_S left to start.)
@@ -138,6 +140,28 @@ def test_second_search_runs_on_the_core_the_bound_frees(monkeypatch):
     assert second["seed"] == 5 and second["status"] == "done", second
     assert 0 < second["started_s"] < 8
     assert res.bound <= second["objective"] and res.objective <= second["objective"]
+    assert res.report is not None and res.report.ok
+    assert res.runtime_s <= 8 + 2.0
+    assert "branch" not in res.model["phases"][-1] and "branch" not in res.bounds
+
+
+def test_branch_and_bound_runs_on_the_core_the_bound_frees(monkeypatch):
+    """At n <= BRANCH_MAX_N the branch-and-bound takes the bound child's core instead: its
+    root is the interval LP over every start column, so its bound is at least the bound
+    child's; it runs until the limit here, so the second search does not start."""
+    monkeypatch.setattr(portfolio, "SECOND_SEARCH_MIN_S", 1.0)
+    inst = model1(3, n=16)
+    assert inst.n <= portfolio.BRANCH_MAX_N
+    res = solve(inst, time_limit=8, seed=4)
+    assert res.model["path"] == "portfolio"
+    br = res.model["phases"][-1]["branch"]
+    assert br["status"] == "done" and br["solver_status"] == "time" and br["nodes"] > 1, br
+    assert 0 < br["started_s"] < 8 and br["frac"] == portfolio.BRANCH_FRAC
+    got, lp = res.bounds["branch"], res.bounds["intervals"]
+    assert got["status"] == "computed" and got["value"] >= lp["value"] - 1e-6 * lp["value"]
+    assert got["root"] <= got["value"] <= res.objective
+    assert res.model["phases"][-1]["second_search"]["status"] == "not started"
+    _bound_is_the_best_record_rounded_up(res)
     assert res.report is not None and res.report.ok
     assert res.runtime_s <= 8 + 2.0
 
@@ -297,3 +321,22 @@ def test_starting_points_are_valued_and_validated_once(monkeypatch):
     assert len(calls) == len(points), len(calls)   # before: + 1 or 2 in the search
     assert isinstance(portfolio._search_points({"source": "mcsf", "starts": points["mcsf"],
                                                 "points": vp}), ValuedPoints)
+
+
+def test_a_branch_and_bound_that_ends_early_hands_its_core_to_the_second_search(monkeypatch):
+    """On a tiny instance whose interval LP stays below OPT even with every big request's
+    start integral (OPT 31, root 28.0, the search's 29.1: ``no split``), the branch-and-bound
+    ends in well under a second and the second search takes the core; neither closes the
+    gap, so the call runs to its limit with the branch-and-bound's bound."""
+    from tests.mip.test_beam_benchmark import INSTANCES
+
+    monkeypatch.setattr(portfolio, "SECOND_SEARCH_MIN_S", 1.0)
+    inst = INSTANCES[0]
+    assert _opt(inst) == 31.0
+    res = portfolio.solve_auto(inst, deadline=Deadline(4), ram_bytes=2**30, path="portfolio")
+    phase = res.model["phases"][-1]
+    br, second = phase["branch"], phase["second_search"]
+    assert br["status"] == "done" and br["solver_status"] == "no split", br
+    assert second["status"] == "done" and second["started_s"] >= br["started_s"], second
+    assert res.model["bound_source"] == "branch" and res.bound == 30.0
+    assert res.status == "time_limit" and res.objective == 31.0
