@@ -10,6 +10,8 @@
 - :mod:`~kvopt.mip.bounds.columns`: the LP by column generation over start columns (a bound
   at every round);
 - :mod:`~kvopt.mip.bounds.intervals`: lag-interval rows and the interval LP bound;
+- :mod:`~kvopt.mip.bounds.branch`: a branch-and-bound whose nodes are the interval LP (a
+  bound above it; ``kvopt solve``'s portfolio runs it at ``n <= 30``);
 - :mod:`~kvopt.mip.bounds.fixing`: reduced-cost fixing of start slots;
 - :mod:`~kvopt.mip.bounds.colgen`: the configuration LP (column generation).
 
