@@ -72,28 +72,39 @@ def _per_node(r: BranchBound, wall: float) -> str:
     return "-" if r.nodes < 2 else f"{(wall - r.root_s) / (r.nodes - 1):.2f}"
 
 
+def _default(name: str, inst: Any, default_seconds: float) -> tuple[dict[str, Any],
+                                                                      dict[str, Any]]:
+    """The default ``kvopt solve X --time-limit default_seconds`` on ``inst`` (the ``kvopt``
+    beside this script): its record (:func:`mip_default.run_cli`) and summary (schedule,
+    bound rounded up, certified gap, the bound that won); an error if it gave no schedule or
+    no bound."""
+    import tempfile
+
+    from mip_default import run_cli, summary
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "x.json")
+        inst.save(path)
+        rec = run_cli(["solve", path, "--time-limit", f"{default_seconds:g}"],
+                      timeout=default_seconds + 120)
+    d = summary(rec)
+    if d["schedule"] is None or d["gap"] is None:
+        raise RuntimeError(f"{name}: kvopt solve gave no schedule or bound: {rec['doc']}")
+    return rec, d
+
+
 def past_frontier(jobs: list[tuple[str, Any]], default_seconds: float, seconds: float,
                   frac: float, warm: bool = True) -> None:
     """Print a row per ``(name, instance)`` of ``jobs``: the default's schedule, bound and
     certified gap at ``default_seconds``, and the search's bound and gap after ``seconds``
     more with that schedule's TEL as ``upper`` (module docstring)."""
     import math
-    import tempfile
-
-    from mip_default import run_cli, summary
 
     print("| instance | n | M | default: schedule | bound | gap | root LP | search's bound | "
           "gap | nodes | depth | s per node | wall s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, inst in jobs:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = str(Path(tmp) / "x.json")
-            inst.save(path)
-            rec = run_cli(["solve", path, "--time-limit", f"{default_seconds:g}"],
-                          timeout=default_seconds + 120)
-        d = summary(rec)                      # the bound rounded up, the certified gap
-        if d["schedule"] is None or d["gap"] is None:
-            raise RuntimeError(f"{name}: kvopt solve gave no schedule or bound: {rec['doc']}")
+        _, d = _default(name, inst, default_seconds)     # the bound rounded up, the gap
         ub, lb = float(d["schedule"]), float(d["bound"])
         t0 = time.perf_counter()
         r = branch_bound(inst, upper=ub, time_limit=seconds, frac=frac, warm=warm)
@@ -118,22 +129,11 @@ def default_rows(jobs: list[tuple[str, Any]], default_seconds: float) -> None:
     scratch copy of an older tree measures that tree's default): its schedule, bound (rounded
     up), certified gap, which bound won, and what ran on the bound child's core once the bound
     had arrived (the branch-and-bound's nodes and status, or the second search's status)."""
-    import tempfile
-
-    from mip_default import run_cli, summary
-
     print("| instance | n | M | schedule | bound | gap | bound won | on the freed core | "
           "wall s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, inst in jobs:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = str(Path(tmp) / "x.json")
-            inst.save(path)
-            rec = run_cli(["solve", path, "--time-limit", f"{default_seconds:g}"],
-                          timeout=default_seconds + 120)
-        d = summary(rec)
-        if d["schedule"] is None or d["gap"] is None:
-            raise RuntimeError(f"{name}: kvopt solve gave no schedule or bound: {rec['doc']}")
+        rec, d = _default(name, inst, default_seconds)
         phase = rec["doc"].get("model", {}).get("phases", [{}])[-1]
         br, second = phase.get("branch"), phase.get("second_search") or {}
         core = (f"branch-and-bound: {br.get('nodes', 0)} nodes, {br.get('solver_status')}"

@@ -263,7 +263,26 @@ def _best_bound(rec: _Record) -> tuple[str, float]:
                        if v.get("status") == "computed"})
 
 
-class _BoundJob:
+class _ChildBound:
+    """A bound computed in a child process (``job``), read by :meth:`poll` once it arrives;
+    subclasses record the child's outcome in :meth:`_collect`."""
+
+    job: IsolatedJob | None
+    value: float | None
+
+    def poll(self) -> float | None:
+        """The child's bound if it has arrived (never waits)."""
+        if self.job is not None:
+            out = self.job.poll()
+            if out is not None:
+                self._collect(out)
+        return self.value
+
+    def _collect(self, out: Any) -> None:
+        raise NotImplementedError
+
+
+class _BoundJob(_ChildBound):
     """The bound of phase 3 in a child process: what runs, and its value once it arrives."""
 
     def __init__(self, instance: Instance, rec: _Record, upper: float, ram_bytes: int,
@@ -329,14 +348,6 @@ class _BoundJob:
             return doc
 
         return job
-
-    def poll(self) -> float | None:
-        """The child's bound if it has arrived (never waits)."""
-        if self.job is not None:
-            out = self.job.poll()
-            if out is not None:
-                self._collect(out)
-        return self.value
 
     def decided(self) -> bool:
         """The exact search has ended with the optimum (found, or the incumbent proved)."""
@@ -473,7 +484,7 @@ class _SecondSearch:
         return best
 
 
-class _Branch:
+class _Branch(_ChildBound):
     """The branch-and-bound of :mod:`kvopt.mip.bounds.branch` in a child process on the core
     the bound's child leaves idle, for instances of ``n <=`` :data:`BRANCH_MAX_N` whose
     interval LP fits (``"intervals"`` is the bound's child): splits on requests of peak
@@ -518,14 +529,6 @@ class _Branch:
         """The search has not started, or has started and ended (its core is free)."""
         self.poll()
         return self.job is None
-
-    def poll(self) -> float | None:
-        """Its bound if it has arrived (never waits)."""
-        if self.job is not None:
-            out = self.job.poll()
-            if out is not None:
-                self._collect(out)
-        return self.value
 
     def _collect(self, out: Any) -> None:
         self.job = None
