@@ -102,8 +102,9 @@ def test_bound_below_opt_on_random_tiny_instances(chunk):
 def test_a_warm_node_has_the_cold_nodes_value(k):
     """Down a dive that fixes one request's start per level (each child from its parent's
     basis), every warm-started node LP has the value of the same node solved from scratch; a
-    node it finds infeasible (+inf) is infeasible for HiGHS' simplex on the plain model too
-    (interior point on the differenced form, the cold nodes' solver, says "error" there)."""
+    node it finds infeasible (+inf) is infeasible for HiGHS' simplex on the plain model and
+    for the cold node too (whose interior point ends some of them in a solve error, retried
+    by dual simplex in ``solve_lp_duals``)."""
     data = interval_model(INSTANCES[k], upper=_opt(k))
     w = WarmNodes(data, Deadline(60.0))
     keep = np.ones(data.n_cols, dtype=bool)
@@ -118,6 +119,7 @@ def test_a_warm_node_has_the_cold_nodes_value(k):
             assert value == np.inf
             plain = solve_lp_duals(restrict_columns(data, keep), form="dense", method="simplex")
             assert plain.status == "infeasible"
+            assert cold_node(data, keep, None) == (np.inf, None)
             break
         assert value == pytest.approx(cold_node(data, keep, None)[0], abs=1e-6)
         basis = child

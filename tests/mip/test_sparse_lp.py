@@ -156,3 +156,29 @@ def test_size_estimate_bounds_the_differenced_model(seed):
     est = estimate(inst, "tight+cores", "lp-differenced")
     assert est.rows >= dif.lp.n_rows and est.cols >= dif.lp.n_cols and est.nnz >= dif.lp.nnz
     assert "row-differenced" in est.describe()
+
+
+def test_an_infeasible_lp_is_infeasible_in_every_form():
+    """Down a dive that fixes one request's start per level on 16 tiny interval models, the
+    first LP dual simplex on the dense model calls infeasible is ``"infeasible"`` for the
+    default (interior point on the differenced form) too: interior point ends some of them in
+    a solve error (instance 4 of the 16), which ``solve_lp_duals`` retries by dual simplex."""
+    from kvopt.mip.bounds.columns import restrict_columns
+    from kvopt.mip.bounds.intervals import interval_model
+    from tests.mip.test_beam_benchmark import INSTANCES, _opt
+
+    retried = 0
+    for k in range(len(INSTANCES)):
+        data = interval_model(INSTANCES[k], upper=_opt(k))
+        rng = np.random.default_rng(k)
+        keep = np.ones(data.n_cols, dtype=bool)
+        for g in rng.permutation(len(data.groups)):
+            starts = np.unique(data.col_start[data.col_group == g])
+            keep = keep & ~((data.col_group == g) & (data.col_start != rng.choice(starts)))
+            sub = restrict_columns(data, keep)
+            if solve_lp_duals(sub, form="dense", method="simplex").status == "infeasible":
+                res = solve_lp_duals(sub)
+                assert res.status == "infeasible" and res.row_dual is None, (k, res.info)
+                retried += "retried" in res.info
+                break
+    assert retried >= 1               # the retry is exercised, not only the direct answer

@@ -140,10 +140,8 @@ def cold_node(data: MILPData, keep: NDArray[np.bool_], deadline: Deadline | None
               ) -> tuple[float, NDArray[np.float64] | None]:
     """``(value, x)`` of the node ``keep`` of ``data`` solved from scratch by
     :func:`kvopt.mip.bounds.sparse_lp.solve_lp_duals`: the value as in the module docstring
-    (``+inf`` if the LP is infeasible, ``-inf`` with ``x = None`` if it was not solved; note
-    that interior point on the differenced form reports an infeasible LP as an error, so a
-    cold node never closes as infeasible), and the LP's solution over all of ``data``'s
-    columns.
+    (``+inf`` if the LP is infeasible, ``-inf`` with ``x = None`` if it was not solved in
+    time), and the LP's solution over all of ``data``'s columns.
 
     Examples
     --------

@@ -465,6 +465,10 @@ def solve_lp_duals(data: MILPData, *, time_limit: float | None = None,
     threads
         HiGHS threads.
 
+    Where interior point ends in a solve error (it does so on some infeasible LPs, where dual
+    simplex reports infeasibility), the model is solved again by dual simplex in the time
+    left, and ``info["retried"]`` says so: an infeasible LP is reported ``"infeasible"``.
+
     Examples
     --------
     >>> from kvopt.core.instance import Instance
@@ -497,6 +501,14 @@ def solve_lp_duals(data: MILPData, *, time_limit: float | None = None,
                             "cols": model.n_cols, "nnz": int(model.nnz),
                             "build_s": round(build_s, 3), "lp_s": round(res.runtime_s, 3),
                             "message": res.message}
+    if res.status == "error" and method == "ipm" and not dl.expired():
+        # IPX ends some infeasible LPs in a solve error (HiGHS' "Solve error", where dual
+        # simplex says "Infeasible"): the same model again by dual simplex, in the time left
+        first = res.message
+        res = HighsBackend().solve(model, deadline=dl, threads=threads, relax=True,
+                                   options={"solver": "simplex"})
+        info.update(lp_s=round(info["lp_s"] + res.runtime_s, 3), message=res.message,
+                    retried=f"dual simplex after interior point's {first!r}")
     dual = res.info.get("row_dual")
     if res.status != "optimal" or dual is None or res.objective is None:
         return LPDuals(res.status if res.status != "optimal" else "error", None, None, None,
