@@ -56,7 +56,7 @@ def _interval_lp(name: str, certs: str) -> tuple[Any, float]:
 
 def _solve(name: str, certs: str, form: str, method: str, cap: float,
            out: Any) -> None:
-    from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+    from kvopt.mip.bounds.lagrangian import lagrangian_at_duals
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
     data, _ = _interval_lp(name, certs)
@@ -65,8 +65,7 @@ def _solve(name: str, certs: str, form: str, method: str, cap: float,
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     lag = None
     if res.row_dual is not None:
-        rows = relaxed_rows(data)
-        lag = lagrangian_value(data, -res.row_dual[rows], rows)[0]
+        lag = lagrangian_at_duals(data, res.row_dual)[0]
     out.put({"status": res.status, "value": res.value, "lagrangian": lag, "cpu_s": cpu,
              "wall_s": wall, "rows": res.info["rows"], "cols": res.info["cols"],
              "nnz": res.info["nnz"], "load": os.getloadavg()[0]})

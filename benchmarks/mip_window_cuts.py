@@ -211,7 +211,7 @@ class CutMaster:
 
     def bound(self, dual: NDArray[np.float64]) -> float:
         """The Lagrangian value at the duals (cuts as ``<=`` rows; module docstring)."""
-        from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+        from kvopt.mip.bounds.lagrangian import lagrangian_at_duals
 
         d = self.data
         n = d.n_rows
@@ -226,9 +226,7 @@ class CutMaster:
                 row_lower=np.concatenate([d.row_lower, np.full(len(self.cuts), -np.inf)]),
                 row_upper=np.concatenate([d.row_upper, [c.rhs for c in self.cuts]]),
                 row_kind=list(d.row_kind) + ["window_cut"] * len(self.cuts))
-        rows = relaxed_rows(d)
-        value, _ = lagrangian_value(d, -mu[rows], rows)
-        return value - 1e-9 * max(1.0, abs(value))
+        return lagrangian_at_duals(d, mu, margin=1e-9)[0]
 
 
 def cut_rounds(inst: Any, upper: float, *, width: int = 8, stride: int = 4,

@@ -129,11 +129,9 @@ def _at_duals(sub: MILPData, row_dual: NDArray[np.float64]) -> float:
     columns) at an LP's ``row_dual`` (HiGHS' sign convention, the original rows), lowered by
     ``1e-9`` relative: a lower bound on every schedule of the node whatever the LP's
     accuracy."""
-    from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+    from kvopt.mip.bounds.lagrangian import lagrangian_at_duals
 
-    rows = relaxed_rows(sub)
-    value = float(lagrangian_value(sub, np.maximum(-row_dual[rows], 0.0), rows)[0])
-    return value - 1e-9 * max(1.0, abs(value))
+    return lagrangian_at_duals(sub, row_dual, margin=1e-9)[0]
 
 
 def cold_node(data: MILPData, keep: NDArray[np.bool_], deadline: Deadline | None

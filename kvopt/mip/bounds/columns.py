@@ -302,14 +302,13 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
     >>> one.status, full.status, one.bound <= full.bound, abs(full.bound - full.value) < 1e-6
     ('max_rounds', 'optimal', True, True)
     """
-    from kvopt.mip.bounds.lagrangian import lagrangian_value, relaxed_rows
+    from kvopt.mip.bounds.lagrangian import lagrangian_at_duals
     from kvopt.mip.bounds.sparse_lp import solve_lp_duals
 
     dl = as_deadline(time_limit, deadline)
     keep = grid_columns(data, grid) if columns is None else np.asarray(columns, dtype=bool).copy()
     if starts is not None:
         keep |= schedule_columns(data, starts)
-    rows = relaxed_rows(data)
     best: float | None = None
     mult: NDArray[np.float64] | None = None
     rounds: list[dict[str, Any]] = []
@@ -332,8 +331,7 @@ def solve_lp_columns(data: MILPData, *, deadline: Deadline | None = None,
             continue
         if res.row_dual is None or res.x is None or res.value is None:
             return out(str(info.get("message", res.status)))
-        mu = np.maximum(-res.row_dual[rows], 0.0)
-        value = float(lagrangian_value(data, mu, rows)[0])
+        value, mu = lagrangian_at_duals(data, res.row_dual)
         if best is None or value > best:
             best, mult = value, mu
         seconds = time.perf_counter() - t0

@@ -33,7 +33,8 @@ from numpy.typing import NDArray
 from kvopt.core.limits import Deadline
 from kvopt.mip.model.data import MILPData
 
-__all__ = ["lagrangian_reduced_costs", "lagrangian_value", "relaxed_rows", "subgradient"]
+__all__ = ["lagrangian_at_duals", "lagrangian_reduced_costs", "lagrangian_value", "relaxed_rows",
+           "subgradient"]
 
 
 def lagrangian_reduced_costs(data: MILPData, mu: NDArray[np.float64]
@@ -124,6 +125,33 @@ def lagrangian_value(data: MILPData, mu: NDArray[np.float64],
     first = order[np.concatenate([[True], cg[order][1:] != cg[order][:-1]])]
     x[first] = [data.groups[int(g)].size for g in cg[first]]
     return val, x
+
+
+def lagrangian_at_duals(data: MILPData, row_dual: NDArray[np.float64], *, margin: float = 0.0
+                        ) -> tuple[float, NDArray[np.float64]]:
+    """``(L(mu), mu)`` at the multipliers read off an LP's row duals: ``row_dual`` has one
+    entry per row of ``data`` in HiGHS' sign convention (``<= 0`` on a binding ``<=`` row of
+    a minimisation), so ``mu = max(-row_dual, 0)`` on :func:`relaxed_rows`. The value is a
+    bound for any duals (:func:`lagrangian_value`); at an LP optimum's duals it is the LP's
+    value. ``margin`` lowers it by ``margin * max(1, |L|)``, a safety against the rounding
+    of the sum.
+
+    Examples
+    --------
+    >>> from kvopt.core.instance import Instance
+    >>> from kvopt.mip.model.builder import build_milp
+    >>> from kvopt.mip.bounds.sparse_lp import solve_lp_duals
+    >>> d = build_milp(Instance(memory=10, arrival=[0] * 3, prompt=[1, 1, 2],
+    ...                         output=[4, 8, 6]), "tight")
+    >>> lp = solve_lp_duals(d)
+    >>> value, mu = lagrangian_at_duals(d, lp.row_dual)
+    >>> round(value, 6) == round(lp.value, 6), bool((mu >= 0).all())
+    (True, True)
+    """
+    rows = relaxed_rows(data)
+    mu = np.maximum(-np.asarray(row_dual, dtype=np.float64)[rows], 0.0)
+    value = float(lagrangian_value(data, mu, rows)[0])
+    return value - margin * max(1.0, abs(value)), mu
 
 
 def subgradient(data: MILPData, *, upper: float, deadline: Deadline,
