@@ -11,8 +11,8 @@ it closes.
 **The search** is :func:`kvopt.mip.bounds.branch.branch_bound` (its module docstring gives
 the model, the split rule and why the smallest open value is a lower bound on OPT): node LPs
 warm-started by :class:`~kvopt.mip.bounds.branch.WarmNodes` (section 10.28), or with
-``--cold`` solved from scratch (section 10.26's runs). Until this stop the search lived here;
-``kvopt solve``'s portfolio now runs it (section 10.29).
+``--cold`` solved from scratch (section 10.26's runs). It lived in this script until section
+10.29 moved it into ``kvopt``, whose ``kvopt solve`` portfolio now runs it at n <= 30.
 
 Prints per instance the reference (the committed certificate at paper scale, or the proven
 OPT on the frontier records), the root LP, the bound when stopped, the share of the root's
@@ -45,6 +45,14 @@ default would print with it::
 
 (section 10.26's runs, cold; section 10.28's, warm, without ``--cold`` into
 ``branch_past_frontier_M_warm.txt`` and ``branch_past_frontier_M2_warm.txt``).
+
+``--default-only`` prints only the default's row (schedule, bound, gap, the bound that won,
+what ran on the bound child's core), from the ``kvopt`` beside this script: run from a scratch
+copy of an older tree it measures that tree's default (section 10.29, before and after the
+branch-and-bound joined the default)::
+
+    PYTHONPATH=. python benchmarks/mip_branch.py paper-M --n 22 26 30 --seeds 0 1 \
+        --default-seconds 60 --default-only > reports/mip/branch_default_after_M.txt
 """
 
 from __future__ import annotations
@@ -58,6 +66,8 @@ from typing import Any
 import numpy as np
 
 from kvopt.mip.bounds.branch import BranchBound, branch_bound
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

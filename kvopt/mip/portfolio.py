@@ -120,8 +120,9 @@ SECOND_LIST_SHARE = 0.5
 #: The portfolio's branch-and-bound (:func:`kvopt.mip.bounds.branch.branch_bound`, class
 #: :class:`_Branch`) takes the bound child's core once the interval LP has arrived, in place
 #: of the second search, for instances of at most this many requests. Past the frontier rule
-#: (n = 22-30, ``paper-M`` / ``paper-M2``) 60 s of it after the default's 60 s lowered the
-#: certified gap by a median 3.1 % of it (0.12-0.51 points), where the second search's effect
+#: (n = 22-30, ``paper-M`` / ``paper-M2``, 6 + 6 instances) the default at ``--time-limit 60``
+#: with it raised the bound on all 12 and lowered the certified gap on 10, a median change of
+#: -0.24 / -0.22 points (8.80 -> 8.57 %, 6.79 -> 6.65 %), where the second search's effect
 #: at paper scale could not be told from the run-to-run spread of a time-budgeted search;
 #: at paper scale (n ~ 50) it adds 0.2-0.3 % of the LP's distance to the best schedule in
 #: 180 s (``reports/mip/README.md`` sections 10.6, 10.28, 10.29).
@@ -541,9 +542,9 @@ class _Branch(_ChildBound):
 
     def finish(self, early: bool, rec: _Record) -> None:
         """Collect the search (killed now if the call ended ``early``); record its bound."""
-        doc: dict[str, Any] = {"started_s": self.started_s, "frac": BRANCH_FRAC}
         if not self.wanted:
             return
+        doc: dict[str, Any] = {"started_s": self.started_s, "frac": BRANCH_FRAC}
         if self.job is not None:
             self._collect(self.job.kill() if early
                           else self.job.wait(deadline=rec.deadline, grace=0.0))
