@@ -123,9 +123,11 @@ SECOND_LIST_SHARE = 0.5
 #: (n = 22-30, ``paper-M`` / ``paper-M2``, 6 + 6 instances) the default at ``--time-limit 60``
 #: with it raised the bound on all 12 and lowered the certified gap on 10, a median change of
 #: -0.24 / -0.22 points (8.80 -> 8.57 %, 6.79 -> 6.65 %), where the second search's effect
-#: at paper scale could not be told from the run-to-run spread of a time-budgeted search;
-#: at paper scale (n ~ 50) it adds 0.2-0.3 % of the LP's distance to the best schedule in
-#: 180 s (``reports/mip/README.md`` sections 10.6, 10.28, 10.29).
+#: at paper scale could not be told from the run-to-run spread of a time-budgeted search.
+#: At n = 34-38 (8 instances) it changed the median certified gap by -0.005 points: it adds
+#: less bound there (2-13 units) and the schedules without the second search came out 0.26-
+#: 1.59 % worse on 6 of 8; at paper scale (n ~ 50) it adds 0.2-0.3 % of the LP's distance to
+#: the best schedule in 180 s (``reports/mip/README.md`` sections 10.6, 10.28, 10.29).
 BRANCH_MAX_N = 30
 #: The branch-and-bound splits requests of peak ``s + o >`` this share of ``M`` (the runs of
 #: section 10.28).
