@@ -181,3 +181,22 @@ def test_the_limit_holds_and_an_unsolved_root_is_no_bound():
 def test_bad_frac_is_refused():
     with pytest.raises(UsageError, match="frac"):
         branch_bound(INSTANCES[0], upper=_opt(0), frac=1.5)
+
+
+def test_a_node_whose_lp_fails_with_time_left_stops_the_search_at_its_parents_value(
+        monkeypatch):
+    """A child whose LP is not solved (warm and from scratch) while time is left keeps its
+    parent's value; when it becomes the smallest open node the search can neither split nor
+    close it, and says ``node LP failed`` (not ``time``) with that value as its bound."""
+    k = next(k for k in range(len(INSTANCES)) if _run(k, 0.0).nodes > 1)    # it branches
+    solve = WarmNodes.solve
+
+    def failing(self, keep, basis):
+        if basis is None and self.root_s is None:        # the root: solved
+            return solve(self, keep, basis)
+        return -np.inf, None, None
+
+    monkeypatch.setattr(WarmNodes, "solve", failing)
+    r = branch_bound(INSTANCES[k], upper=_opt(k), time_limit=60.0, frac=0.0)
+    assert r.status == "node LP failed" and r.nodes == 1 and r.open == 2
+    assert r.bound == r.root

@@ -67,7 +67,6 @@ import heapq
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -80,6 +79,12 @@ __all__ = ["BranchBound", "WarmNodes", "branch_bound"]
 
 #: A simplex basis stored with an open node: the column and row statuses as small integers.
 Basis = tuple[NDArray[np.int8], NDArray[np.int8]]
+#: An open node whose LP was not solved (it holds its parent's value).
+UNSOLVED = "unsolved"
+#: What an open node does when popped: split a group at a start (``(group, m)``), stop
+#: (``None``: every eligible start integral) or nothing (:data:`UNSOLVED`). Stored instead of
+#: the node's LP solution ``x``, which took 8 of the ~11 bytes per column an open node held.
+Plan = tuple[int, int] | None | str
 
 
 @dataclass(frozen=True)
@@ -362,6 +367,11 @@ def branch_bound(instance: Instance, *, upper: float, time_limit: float | None =
             return nodes_lp.solve(keep, basis)
         return (*cold_node(data, keep, dl), None)
 
+    def plan(x: NDArray[np.float64] | None) -> Plan:
+        """What an open node does when popped, decided now so that it keeps no ``x``: split
+        there, stop (``None``: every eligible start integral) or :data:`UNSOLVED`."""
+        return UNSOLVED if x is None else split_point(data, x, eligible)
+
     keep = np.ones(data.n_cols, dtype=bool)
     root, x, basis = node(keep, None)
     root_s = dl.elapsed()
@@ -369,25 +379,24 @@ def branch_bound(instance: Instance, *, upper: float, time_limit: float | None =
         return BranchBound(-np.inf, -np.inf, "time" if dl.expired() else "node LP failed",
                            0, 0, 0, root_s)
     tick = itertools.count()
-    heap: list[tuple[float, int, int, NDArray[np.bool_], Any, Basis | None]] = [
-        (root, next(tick), 0, keep, x, basis)]
+    heap: list[tuple[float, int, int, NDArray[np.bool_], Plan, Basis | None]] = [
+        (root, next(tick), 0, keep, plan(x), basis)]
     nodes, depth, status = 1, 0, "time"
     while heap:
-        value, _, d, keep, x, basis = heap[0]
+        value, _, d, keep, todo, basis = heap[0]
         if value > upper - 1 + 1e-6:
             heap = []
             break
-        if x is None or dl.expired():
-            if x is None and not dl.expired():
+        if isinstance(todo, str) or dl.expired():      # str: UNSOLVED
+            if isinstance(todo, str) and not dl.expired():
                 status = "node LP failed"               # its value is its parent's
             break
-        split = split_point(data, x, eligible)
-        if split is None:
+        if todo is None:
             exact = frac <= 0 and all(g.size == 1 for g in data.groups)
             status = "optimal" if exact else "no split"
             break
         heapq.heappop(heap)
-        g, m = split
+        g, m = todo
         col = cg == g
         for side in (cs <= m, cs > m):
             child: NDArray[np.bool_] = keep & ~(col & ~side)
@@ -398,7 +407,7 @@ def branch_bound(instance: Instance, *, upper: float, time_limit: float | None =
                 nodes += 1
                 depth = max(depth, d + 1)
             if cv <= upper - 1 + 1e-6:
-                heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, cx, cb))
+                heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, plan(cx), cb))
     if not heap:                                       # every node closed at upper
         status = "optimal"
     bound = min(heap[0][0], upper) if heap else upper
