@@ -200,3 +200,26 @@ def test_a_node_whose_lp_fails_with_time_left_stops_the_search_at_its_parents_va
     r = branch_bound(INSTANCES[k], upper=_opt(k), time_limit=60.0, frac=0.0)
     assert r.status == "node LP failed" and r.nodes == 1 and r.open == 2
     assert r.bound == r.root
+
+
+@pytest.mark.parametrize("fail_at", [2, 3, 6])
+def test_a_memory_error_stops_the_search_with_a_valid_bound(monkeypatch, fail_at):
+    """A ``MemoryError`` in a node's LP (the child process's memory cap in ``kvopt solve``)
+    ends the search with ``status="memory"`` and the bound so far, the node being split
+    counted as open: never above OPT, never below the root."""
+    k = next(k for k in range(len(INSTANCES)) if _run(k, 0.0).nodes > 6)
+    calls = []
+    solve = WarmNodes.solve
+
+    def short_of_memory(self, keep, basis):
+        calls.append(1)
+        if len(calls) == fail_at:
+            raise MemoryError
+        return solve(self, keep, basis)
+
+    monkeypatch.setattr(WarmNodes, "solve", short_of_memory)
+    r = branch_bound(INSTANCES[k], upper=_opt(k), time_limit=60.0, frac=0.0)
+    assert r.status == "memory" and r.nodes == fail_at - 1
+    assert r.root - 1e-9 <= r.bound <= _opt(k) + 1e-9
+    if fail_at == 2:                        # the root was being split: the bound is the root's
+        assert r.bound == r.root

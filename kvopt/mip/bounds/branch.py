@@ -101,7 +101,9 @@ class BranchBound:
         ``"optimal"`` (the bound is OPT: every node closed at ``upper``, or a node's LP
         solution is a schedule); ``"no split"`` (the smallest open node starts every eligible
         request integrally); ``"node LP failed"`` (the smallest open node's LP was not solved
-        with time left, so it can be neither split nor closed); ``"time"``.
+        with time left, so it can be neither split nor closed); ``"memory"`` (a
+        ``MemoryError``, e.g. a child process's memory cap: the bound so far, the node being
+        split counted as open); ``"time"``.
     nodes
         LPs solved, the root included.
     depth
@@ -382,33 +384,40 @@ def branch_bound(instance: Instance, *, upper: float, time_limit: float | None =
     heap: list[tuple[float, int, int, NDArray[np.bool_], Plan, Basis | None]] = [
         (root, next(tick), 0, keep, plan(x), basis)]
     nodes, depth, status = 1, 0, "time"
-    while heap:
-        value, _, d, keep, todo, basis = heap[0]
-        if value > upper - 1 + 1e-6:
-            heap = []
-            break
-        if isinstance(todo, str) or dl.expired():      # str: UNSOLVED
-            if isinstance(todo, str) and not dl.expired():
-                status = "node LP failed"               # its value is its parent's
-            break
-        if todo is None:
-            exact = frac <= 0 and all(g.size == 1 for g in data.groups)
-            status = "optimal" if exact else "no split"
-            break
-        heapq.heappop(heap)
-        g, m = todo
-        col = cg == g
-        for side in (cs <= m, cs > m):
-            child: NDArray[np.bool_] = keep & ~(col & ~side)
-            cv, cx, cb = node(child, basis)
-            if cx is None and cv == -np.inf:           # not solved in time: the parent's value
-                cv = value
-            else:
-                nodes += 1
-                depth = max(depth, d + 1)
-            if cv <= upper - 1 + 1e-6:
-                heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, plan(cx), cb))
-    if not heap:                                       # every node closed at upper
+    expanding = np.inf          # the value of a node popped and not yet replaced by its children
+    try:
+        while heap:
+            value, _, d, keep, todo, basis = heap[0]
+            if value > upper - 1 + 1e-6:
+                heap = []
+                break
+            if isinstance(todo, str) or dl.expired():      # str: UNSOLVED
+                if isinstance(todo, str) and not dl.expired():
+                    status = "node LP failed"               # its value is its parent's
+                break
+            if todo is None:
+                exact = frac <= 0 and all(g.size == 1 for g in data.groups)
+                status = "optimal" if exact else "no split"
+                break
+            heapq.heappop(heap)
+            expanding = value
+            g, m = todo
+            col = cg == g
+            for side in (cs <= m, cs > m):
+                child: NDArray[np.bool_] = keep & ~(col & ~side)
+                cv, cx, cb = node(child, basis)
+                if cx is None and cv == -np.inf:       # not solved in time: the parent's value
+                    cv = value
+                else:
+                    nodes += 1
+                    depth = max(depth, d + 1)
+                if cv <= upper - 1 + 1e-6:
+                    heapq.heappush(heap, (max(cv, value), next(tick), d + 1, child, plan(cx),
+                                          cb))
+            expanding = np.inf
+    except MemoryError:         # the caller's memory cap: stop with the bound so far
+        status = "memory"
+    if not heap and status != "memory":                # every node closed at upper
         status = "optimal"
-    bound = min(heap[0][0], upper) if heap else upper
+    bound = min(heap[0][0] if heap else upper, expanding, upper)
     return BranchBound(root, bound, status, nodes, depth, len(heap), root_s)
