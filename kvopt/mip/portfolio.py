@@ -528,11 +528,6 @@ class _Branch(_ChildBound):
 
         self.job = start_isolated(job, memory_cap=self.ram_bytes)
 
-    def ended(self) -> bool:
-        """The search has not started, or has started and ended (its core is free)."""
-        self.poll()
-        return self.job is None
-
     def _collect(self, out: Any) -> None:
         self.job = None
         if out.ok:
@@ -590,13 +585,12 @@ def _portfolio(instance: Instance, rec: _Record, best: dict[str, Any], *, ram_by
                      progress=rec.progress)
 
     def poll() -> float | None:
-        value = bound.poll()
+        value, more = bound.poll(), branch.poll()
         if bound.job is None:          # the bound's child is done: its core is free
             if bound.value is not None:
                 branch.start()
-            if branch.ended():         # not wanted, or ended before the limit
+            if branch.job is None:     # not wanted, not started, or ended before the limit
                 second.start()
-        more = branch.poll()
         return value if more is None or value is None else max(value, more)
 
     early = False
