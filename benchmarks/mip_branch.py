@@ -69,8 +69,6 @@ from kvopt.mip.bounds.branch import BranchBound, branch_bound
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 
 #: Instance families of ``benchmarks/mip_dual_small.py`` that ``RECORDS.json`` may name
 #: instead (past the frontier rule, module docstring).
