@@ -98,6 +98,18 @@ def test_bound_below_opt_on_random_tiny_instances(chunk):
     assert split > 0 and raised > 0                  # the searches branched and gained
 
 
+def dive(data, seed: int):
+    """The column sets of a dive on the interval model ``data``: one group per level, in a
+    random order, fixed at one of its starts (``rng`` seeded by ``seed``); each set is the
+    previous one with that group's other starts dropped."""
+    rng = np.random.default_rng(seed)
+    keep = np.ones(data.n_cols, dtype=bool)
+    for g in rng.permutation(len(data.groups)):
+        starts = np.unique(data.col_start[data.col_group == g])
+        keep = keep & ~((data.col_group == g) & (data.col_start != rng.choice(starts)))
+        yield keep
+
+
 @pytest.mark.parametrize("k", range(len(INSTANCES)))
 def test_a_warm_node_has_the_cold_nodes_value(k):
     """Down a dive that fixes one request's start per level (each child from its parent's
@@ -110,10 +122,7 @@ def test_a_warm_node_has_the_cold_nodes_value(k):
     keep = np.ones(data.n_cols, dtype=bool)
     value, x, basis = w.solve(keep, None)
     assert value == pytest.approx(cold_node(data, keep, None)[0], abs=1e-6)
-    rng = np.random.default_rng(k)
-    for g in rng.permutation(len(data.groups)):
-        starts = np.unique(data.col_start[data.col_group == g])
-        keep = keep & ~((data.col_group == g) & (data.col_start != rng.choice(starts)))
+    for keep in dive(data, k):
         value, x, child = w.solve(keep, basis)
         if x is None:
             assert value == np.inf

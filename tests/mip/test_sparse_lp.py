@@ -166,15 +166,12 @@ def test_an_infeasible_lp_is_infeasible_in_every_form():
     from kvopt.mip.bounds.columns import restrict_columns
     from kvopt.mip.bounds.intervals import interval_model
     from tests.mip.test_beam_benchmark import INSTANCES, _opt
+    from tests.mip.test_branch import dive
 
     retried = 0
     for k in range(len(INSTANCES)):
         data = interval_model(INSTANCES[k], upper=_opt(k))
-        rng = np.random.default_rng(k)
-        keep = np.ones(data.n_cols, dtype=bool)
-        for g in rng.permutation(len(data.groups)):
-            starts = np.unique(data.col_start[data.col_group == g])
-            keep = keep & ~((data.col_group == g) & (data.col_start != rng.choice(starts)))
+        for keep in dive(data, k):
             sub = restrict_columns(data, keep)
             if solve_lp_duals(sub, form="dense", method="simplex").status == "infeasible":
                 res = solve_lp_duals(sub)
